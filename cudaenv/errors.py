@@ -1,0 +1,35 @@
+"""Errors that carry their exit code, so the CLI maps them without guessing.
+
+The exit-code contract (design notes): 0 success, 1 a clean "no" (no stack, incompatible host,
+failed check or build), 2 bad usage or bad input. Anything a user can cause by what they typed or
+wrote is a ``UserError``: the CLI prints its one-line message and never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class CudaenvError(Exception):
+    """Base class: a failure with a message meant for the user."""
+
+    exit_code = 1
+
+
+class UserError(CudaenvError):
+    """Bad usage or bad input: unreadable or invalid files, unknown versions. Exit 2."""
+
+    exit_code = 2
+
+
+class EngineError(CudaenvError):
+    """The container engine failed or is unreachable. Exit 1; the message says how to fix it."""
+
+    exit_code = 1
+
+
+class BuildError(EngineError):
+    """An image build failed; carries the failing step and the tail of its output."""
+
+    def __init__(self, message: str, *, step: str | None = None, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.step = step
+        self.log_tail = log_tail

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The whole test suite, set-up included: what CI runs and what a newcomer runs on a fresh
+# Debian machine (as root). Extra arguments go to pytest, e.g. `scripts/test.sh -m "not docker"`.
+#
+#  1. a virtualenv (.venv) with cudaenv and its test dependencies;
+#  2. a Docker engine: a reachable one is used as is; otherwise Debian's docker.io is installed
+#     and dockerd started detached (it keeps running after the suite, like any system daemon);
+#  3. debootstrap and docker-registry, which the suite's fixtures use;
+#  4. stand-in base images (a debootstrapped Debian with python3, `docker import`ed), cached by
+#     tag: a second run reuses them;
+#  5. pytest. The local registry is started and stopped by the suite's fixtures.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+VENV=${CUDAENV_VENV:-$ROOT/.venv}
+LOGS=${CUDAENV_TEST_LOGS:-$ROOT/.test-logs}
+DEBIAN_MIRROR=${CUDAENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# Bump the suffix when the recipe below changes, so cached stand-ins are rebuilt.
+STANDIN_IMAGE=${CUDAENV_STANDIN_IMAGE:-cudaenv-standin/bookworm-python:1}
+mkdir -p "$LOGS"
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'scripts/test.sh: error: %s\n' "$*" >&2; exit 1; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+APT_UPDATED=
+apt_install() {
+    is_root || die "need root to install $* (or install it yourself and re-run)"
+    command -v apt-get >/dev/null || die "no apt-get here: install $* by hand and re-run"
+    if [ -z "$APT_UPDATED" ]; then
+        apt-get update -qq
+        APT_UPDATED=1
+    fi
+    say "apt-get install $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >"$LOGS/apt.log" 2>&1 \
+        || { tail -20 "$LOGS/apt.log" >&2; die "apt-get install $* failed (log: $LOGS/apt.log)"; }
+}
+
+ensure_venv() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        say "creating virtualenv $VENV"
+        python3 -m venv "$VENV" 2>/dev/null || { apt_install python3-venv; python3 -m venv "$VENV"; }
+    fi
+    say "installing cudaenv[test] into $VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+}
+
+docker_answers() {
+    "$VENV/bin/python" - <<'PY' >/dev/null 2>&1
+import docker
+docker.from_env(timeout=5).ping()
+PY
+}
+
+ensure_docker() {
+    if docker_answers; then
+        say "Docker engine reachable"
+        return
+    fi
+    if [ -n "${DOCKER_HOST:-}" ]; then
+        die "DOCKER_HOST=$DOCKER_HOST does not answer; fix it or unset it to let this script start dockerd"
+    fi
+    command -v dockerd >/dev/null || apt_install docker.io
+    is_root || die "no Docker engine answers and only root can start dockerd"
+    say "starting dockerd (log: $LOGS/dockerd.log)"
+    # Fully detached: own session, no stdin, output to a file, so CI never waits on it.
+    setsid dockerd >"$LOGS/dockerd.log" 2>&1 </dev/null &
+    for _ in $(seq 1 60); do
+        docker_answers && { say "dockerd is up"; return; }
+        sleep 1
+    done
+    tail -20 "$LOGS/dockerd.log" >&2
+    die "dockerd did not answer within 60 s (log: $LOGS/dockerd.log)"
+}
+
+ensure_tools() {
+    local missing=()
+    command -v debootstrap >/dev/null || missing+=(debootstrap)
+    [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
+    command -v docker-registry >/dev/null || missing+=(docker-registry)
+    command -v docker >/dev/null || missing+=(docker.io)
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt_install "${missing[@]}"
+    fi
+}
+
+ensure_standin_image() {
+    if docker image inspect "$STANDIN_IMAGE" >/dev/null 2>&1; then
+        say "reusing stand-in base image $STANDIN_IMAGE"
+        return
+    fi
+    local rootfs started
+    started=$(date +%s)
+    rootfs=$(mktemp -d /tmp/cudaenv-standin.XXXXXX)
+    say "debootstrapping the stand-in base image $STANDIN_IMAGE (once; cached by tag)"
+    debootstrap --variant=minbase --include=python3,ca-certificates bookworm "$rootfs" "$DEBIAN_MIRROR" \
+        >"$LOGS/debootstrap.log" 2>&1 \
+        || { tail -20 "$LOGS/debootstrap.log" >&2; rm -rf "$rootfs"; die "debootstrap failed (log: $LOGS/debootstrap.log)"; }
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+    tar -C "$rootfs" -c . | docker import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' \
+        --change 'CMD ["/bin/bash"]' \
+        --message "cudaenv test stand-in: Debian bookworm minbase + python3" \
+        - "$STANDIN_IMAGE" >/dev/null
+    rm -rf "$rootfs"
+    say "stand-in base image ready in $(( $(date +%s) - started )) s"
+}
+
+main() {
+    local started=$SECONDS
+    ensure_venv
+    ensure_tools
+    ensure_docker
+    ensure_standin_image
+    export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE"
+    say "set-up took $(( SECONDS - started )) s; running pytest"
+    "$VENV/bin/python" -m pytest "$@"
+}
+
+main "$@"

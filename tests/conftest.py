@@ -1,0 +1,83 @@
+"""Suite-wide policy and the fixtures that give tests real parts.
+
+* ``@pytest.mark.docker`` tests need a reachable Docker engine. Without one they are skipped on a
+  developer's machine, but with ``CI=true`` the whole run stops with a failure: a green CI must
+  never hide tests that did not run.
+* ``@pytest.mark.e2e`` tests download real frameworks; they run only when asked (``-m e2e``).
+* The local registry (Debian's ``docker-registry``) is started on a loopback port by the
+  ``registry`` fixture and stopped when the session ends.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.docker_env import docker_unreachable_reason
+from tests.support.registry import LocalRegistry
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STANDIN_IMAGE = os.environ.get("CUDAENV_STANDIN_IMAGE", "cudaenv-standin/bookworm-python:1")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    markexpr = config.getoption("markexpr") or ""
+    if "e2e" not in markexpr:
+        selected = [item for item in items if "e2e" not in item.keywords]
+        deselected = [item for item in items if "e2e" in item.keywords]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = selected
+
+    if not any("docker" in item.keywords for item in items):
+        return
+    reason = docker_unreachable_reason()
+    if reason is None:
+        return
+    if in_ci():
+        pytest.exit(
+            f"CI=true and {sum('docker' in i.keywords for i in items)} selected tests need Docker, "
+            f"but the engine is unreachable: {reason}. Run scripts/test.sh, which installs and "
+            "starts dockerd, instead of skipping them.",
+            returncode=3,
+        )
+    skip = pytest.mark.skip(reason=f"Docker engine unreachable: {reason}")
+    for item in items:
+        if "docker" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def engine():
+    from cudaenv.engine import get_engine
+
+    return get_engine()
+
+
+@pytest.fixture(scope="session")
+def standin_image(engine) -> str:
+    """The debootstrapped Debian + python3 image that scripts/test.sh imports."""
+    if engine.image_labels(STANDIN_IMAGE) is None:
+        message = f"stand-in base image {STANDIN_IMAGE} is missing; scripts/test.sh creates it"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return STANDIN_IMAGE
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory):
+    """A real distribution registry on a loopback port, for push and pull tests."""
+    with LocalRegistry.start(tmp_path_factory.mktemp("registry")) as reg:
+        yield reg
