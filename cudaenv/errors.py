@@ -20,6 +20,10 @@ class UserError(CudaenvError):
     exit_code = 2
 
 
+class MatrixError(UserError):
+    """An invalid matrix file or row (exit 2): names the file, the row and the field."""
+
+
 class EngineError(CudaenvError):
     """The container engine failed or is unreachable. Exit 1; the message says how to fix it."""
 

@@ -1,0 +1,250 @@
+"""``cudaenv matrix``: look at the compatibility data the resolver decides from."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from cudaenv.cli.output import emit_json, json_option, short_list, table
+from cudaenv.errors import UserError
+from cudaenv.matrix import Matrix, load_matrix
+from cudaenv.matrix.model import row_as_dict
+from cudaenv.versions import is_numeric, major_minor, numeric_key
+
+
+@dataclass(frozen=True)
+class Kind:
+    attribute: str
+    key: Callable[[Any], str]  # what `show` matches and listings are keyed by
+    headers: tuple[str, ...]
+    cells: Callable[[Any], tuple]
+
+
+def _variants(release) -> str:
+    return short_list([getattr(v, "tag", None) or getattr(v, "extra", None) or getattr(v, "package", "") for v in release.variants], 8)
+
+
+def _py(values) -> str:
+    values = sorted(values, key=numeric_key)
+    return f"{values[0]}–{values[-1]}" if len(values) > 1 else (values[0] if values else "-")
+
+
+KINDS: dict[str, Kind] = {
+    "cuda": Kind("cuda_releases", lambda r: r.version, ("version", "released", "min driver", "compute capability", "forward compat"),
+                 lambda r: (r.version, r.released, r.min_driver, f"{r.min_compute_capability}–{r.max_compute_capability}",
+                            short_list(r.forward_compat_branches))),
+    "driver": Kind("driver_branches", lambda r: str(r.branch), ("branch", "type", "max CUDA", "architectures", "EOL"),
+                   lambda r: (f"R{r.branch}", r.type, r.max_cuda, ", ".join(r.architectures), r.eol)),
+    "gpu": Kind("gpus", lambda r: r.name, ("name", "compute capability", "architecture", "data center"),
+                lambda r: (r.name, r.compute_capability, r.architecture, "yes" if r.datacenter else "no")),
+    "architecture": Kind("architectures", lambda r: r.name, ("name", "compute capabilities"),
+                         lambda r: (r.name, ", ".join(r.compute_capabilities))),
+    "cudnn": Kind("cudnn", lambda r: r.version, ("version", "CUDA", "compute capability"),
+                  lambda r: (r.version, str(r.cuda), f"{r.min_compute_capability or '?'}–{r.max_compute_capability or '?'}")),
+    "torch": Kind("torch", lambda r: r.version, ("version", "python", "CUDA builds", "PyPI wheel", "torchvision", "torchaudio"),
+                  lambda r: (r.version, _py(r.python), _variants(r), r.pypi_cuda and f"cu{r.pypi_cuda.replace('.', '')}",
+                             r.torchvision, r.torchaudio)),
+    "tensorflow": Kind("tensorflow", lambda r: r.version, ("version", "python", "CUDA", "cuDNN", "keras"),
+                       lambda r: (r.version, _py(r.python), r.cuda, r.cudnn, r.keras)),
+    "jax": Kind("jax", lambda r: r.version, ("version", "jaxlib", "python", "CUDA extras"),
+                lambda r: (r.version, r.jaxlib, _py(r.python), _variants(r))),
+    "mxnet": Kind("mxnet", lambda r: r.version, ("version", "python", "CUDA packages"),
+                  lambda r: (r.version, _py(r.python), _variants(r))),
+    "image": Kind("images", lambda r: r.cuda, ("CUDA", "tag version", "OS", "cuDNN tags"),
+                  lambda r: (r.cuda, r.tag_version, short_list(r.os, 4), short_list([f"{c.tag} ({c.version})" for c in r.cudnn], 3))),
+}
+
+KIND_NAMES = click.Choice(sorted(KINDS), case_sensitive=False)
+
+
+@click.group("matrix")
+def matrix() -> None:
+    """Look at the compatibility matrix: CUDA, drivers, GPUs, cuDNN, frameworks, base images.
+
+    The matrix ships with cudaenv; extra TOML files in ~/.config/cudaenv/matrix/ (or the
+    directories in CUDAENV_MATRIX_PATH) add or replace rows. Every row names its source.
+    """
+
+
+def _rows(m: Matrix, kind: str) -> tuple:
+    return getattr(m, KINDS[kind].attribute)
+
+
+@matrix.command("list")
+@click.argument("kind", type=KIND_NAMES)
+@json_option
+def list_rows(kind: str, as_json: bool) -> None:
+    """List every row of one KIND (cuda, driver, gpu, cudnn, torch, tensorflow, jax, mxnet, image)."""
+    kind = kind.lower()
+    m = load_matrix()
+    rows = _rows(m, kind)
+    if as_json:
+        emit_json([_with_identity(kind, row_as_dict(r)) for r in rows])
+        return
+    spec = KINDS[kind]
+    click.echo(table(spec.headers, [spec.cells(r) for r in rows]))
+
+
+def _with_identity(kind: str, data: dict) -> dict:
+    """Listings promise a ``version`` (or ``name`` for GPUs and architectures) on every object."""
+    if kind == "driver":
+        data = {"version": f"R{data['branch']}", **data}
+    elif kind == "image":
+        data = {"version": data["cuda"], **data}
+    return data
+
+
+def _find(m: Matrix, kind: str, wanted: str):
+    rows = _rows(m, kind)
+    spec = KINDS[kind]
+    for row in rows:
+        if spec.key(row).lower() == wanted.lower():
+            return row
+    if kind in {"gpu"}:
+        gpu = m.find_gpu(wanted)
+        if gpu is not None:
+            return gpu
+    if kind in {"cuda", "image", "cudnn"} and is_numeric(wanted):
+        matches = [r for r in rows if spec.key(r).startswith(wanted + ".")]
+        if matches:
+            return max(matches, key=lambda r: numeric_key(spec.key(r)))
+    known = [spec.key(r) for r in rows]
+    near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
+    hint = f"; nearest: {', '.join(near)}" if near else ""
+    raise UserError(f"unknown {kind} {wanted!r} in the matrix{hint} (see `cudaenv matrix list {kind}`)")
+
+
+@matrix.command("show")
+@click.argument("kind", type=click.Choice(sorted([*KINDS, "driver"]), case_sensitive=False))
+@click.argument("name")
+@json_option
+def show(kind: str, name: str, as_json: bool) -> None:
+    """Show one row: `show torch 2.6.0`, `show gpu "NVIDIA A100-SXM4-80GB"`, `show driver 535.104.05`.
+
+    For a driver version, shows the highest CUDA it runs natively and through minor-version
+    compatibility, and the GPU architectures its branch supports.
+    """
+    kind = kind.lower()
+    m = load_matrix()
+    if kind == "driver" and "." in name:
+        _show_driver(m, name, as_json)
+        return
+    if kind == "driver":
+        name = name.upper().removeprefix("R")
+    row = _find(m, kind, name)
+    data = _with_identity(kind, row_as_dict(row))
+    if as_json:
+        emit_json(data)
+        return
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            click.echo(f"{key}:")
+            for item in value:
+                click.echo("  - " + "; ".join(f"{k}: {_plain(v)}" for k, v in item.items()))
+        else:
+            click.echo(f"{key}: {_plain(value)}")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _show_driver(m: Matrix, driver: str, as_json: bool) -> None:
+    from cudaenv.resolver.driver import driver_support
+
+    if not is_numeric(driver, min_parts=2):
+        raise UserError(f"driver version {driver!r} is not a version like 535.104.05")
+    support = driver_support(m, driver)
+    branch = m.driver_branch(support.branch)
+    data = {
+        "version": driver,
+        "branch": support.branch,
+        "max_cuda_native": support.max_native_cuda,
+        "max_cuda_minor_version": support.max_minor_version_cuda,
+        "architectures": list(support.architectures),
+        "branch_type": branch.type if branch else None,
+        "eol": branch.eol if branch else None,
+        "source": branch.source if branch else None,
+    }
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"driver {driver} (branch R{support.branch}{', ' + branch.type if branch and branch.type else ''})")
+    click.echo(f"  runs CUDA up to {support.max_native_cuda or 'none known'} natively")
+    if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda:
+        click.echo(f"  and up to {support.max_minor_version_cuda} through minor-version compatibility "
+                   f"(CUDA {major_minor(support.max_minor_version_cuda).split('.')[0]}.x, no PTX JIT of newer PTX)")
+    if branch:
+        click.echo(f"  GPU architectures: {', '.join(branch.architectures)}")
+        if branch.eol:
+            click.echo(f"  end of life: {branch.eol}")
+    else:
+        click.echo(f"  branch R{support.branch} is not in the matrix: architecture support unknown")
+
+
+@matrix.command("check")
+@json_option
+def check(as_json: bool) -> None:
+    """Load and validate the shipped matrix and every overlay; print what was loaded."""
+    m = load_matrix()
+    counts = {kind: len(_rows(m, kind)) for kind in KINDS}
+    if as_json:
+        emit_json({"ok": True, "revision": m.revision, "files": list(m.files), "rows": counts})
+        return
+    click.echo(f"matrix revision {m.revision}: {len(m.files)} files valid")
+    for path in m.files:
+        click.echo(f"  {path}")
+    click.echo("  " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+
+
+@matrix.command("update")
+@click.argument("frameworks", nargs=-1, type=click.Choice(["torch", "tensorflow"]))
+@click.option("--write", is_flag=True, help="Write the changes (default: only show the diff).")
+@click.option("--check", is_flag=True, help="Exit 1 when the matrix is behind PyPI (for a scheduled CI job).")
+@click.option("--matrix-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory whose torch.toml/tensorflow.toml are updated (default: the shipped matrix; "
+                   "an overlay directory such as ~/.config/cudaenv/matrix works too).")
+@click.option("--index", default="https://pypi.org", show_default=True, help="PyPI-compatible index to read.")
+def update(frameworks: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | None, index: str) -> None:
+    """Refresh the PyPI-derived fields of framework rows and show the diff.
+
+    Reads each release's published Linux x86_64 wheels: Python versions from the wheel tags,
+    nvidia-* pins and companion requirements from the wheel's METADATA. Curated fields (CUDA
+    variants, SM lists) are left alone; new releases are added with what PyPI establishes.
+    """
+    from cudaenv.matrix.update import update_framework
+    from cudaenv.resources import matrix_dir as shipped_dir
+
+    directory = matrix_dir or shipped_dir()
+    changed = False
+    for name in frameworks or ("torch", "tensorflow"):
+        path = directory / f"{name}.toml"
+        if not path.is_file():
+            raise UserError(f"{path}: no such matrix file (pass --matrix-dir DIR holding {name}.toml)")
+        click.echo(f"reading {name} releases from {index} …", err=True)
+        result = update_framework(name, path, index=index)
+        if result.diff:
+            changed = True
+            click.echo(result.diff, nl=False)
+        summary = f"{name}: {len(result.added)} added, {len(result.changed)} changed"
+        if result.skipped:
+            summary += f"; not added (need curation): {', '.join(result.skipped)}"
+        click.echo(summary, err=True)
+        if write and result.diff:
+            tmp = path.with_suffix(".toml.tmp")
+            tmp.write_text(result.new_text, encoding="utf-8")
+            tmp.replace(path)  # atomic: a reader never sees half a file
+            click.echo(f"wrote {path}", err=True)
+    if check and changed:
+        click.get_current_context().exit(1)

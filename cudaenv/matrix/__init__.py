@@ -1,0 +1,206 @@
+"""The compatibility matrix: sourced facts about drivers, CUDA, cuDNN, GPUs and framework builds.
+
+``load_matrix()`` reads the shipped ``matrix/*.toml`` and then any overlay directories
+(``CUDAENV_MATRIX_PATH``, else ``~/.config/cudaenv/matrix``): an overlay row with the same key as a
+shipped row replaces it, a new key adds a row. Everything goes through the same validation, and
+cross-references are checked on the merged result, so an overlay cannot break the resolver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from packaging.version import Version
+
+from cudaenv.errors import MatrixError
+from cudaenv.matrix import model
+from cudaenv.matrix.gpus import normalize_gpu_name
+from cudaenv.resources import matrix_dir
+from cudaenv.versions import major_minor, numeric_key, specifier_contains
+
+__all__ = ["Matrix", "MatrixError", "load_matrix", "overlay_dirs"]
+
+
+def overlay_dirs() -> list[Path]:
+    """User overlay directories, in the order they apply (later ones win)."""
+    explicit = os.environ.get("CUDAENV_MATRIX_PATH")
+    if explicit is not None:
+        return [Path(p).expanduser() for p in explicit.split(os.pathsep) if p]
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    default = config_home / "cudaenv" / "matrix"
+    return [default] if default.is_dir() else []
+
+
+@dataclass(frozen=True)
+class Matrix:
+    cuda_majors: tuple[model.CudaMajor, ...] = ()
+    cuda_releases: tuple[model.CudaRelease, ...] = ()
+    driver_branches: tuple[model.DriverBranch, ...] = ()
+    architectures: tuple[model.Architecture, ...] = ()
+    gpus: tuple[model.Gpu, ...] = ()
+    cudnn: tuple[model.CudnnRelease, ...] = ()
+    torch: tuple[model.TorchRelease, ...] = ()
+    tensorflow: tuple[model.TensorflowRelease, ...] = ()
+    jax: tuple[model.JaxRelease, ...] = ()
+    mxnet: tuple[model.MxnetRelease, ...] = ()
+    images: tuple[model.BaseImage, ...] = ()
+    files: tuple[str, ...] = ()  # every file that contributed, shipped first
+    revision: str = ""  # content hash of those files: what a lock records
+    origins: dict = field(default_factory=dict, compare=False, repr=False)  # (attribute, key) -> file
+
+    @cached_property
+    def memo(self) -> dict:
+        """Derived views (indexes the resolver builds) computed once per loaded matrix."""
+        return {}
+
+    # --- CUDA ----------------------------------------------------------------------------------
+
+    @cached_property
+    def cuda_minors(self) -> tuple[str, ...]:
+        """Every CUDA x.y with a release, ascending."""
+        return tuple(sorted({r.xy for r in self.cuda_releases}, key=numeric_key))
+
+    def cuda_releases_for(self, xy: str) -> tuple[model.CudaRelease, ...]:
+        return tuple(r for r in self.cuda_releases if r.xy == xy)
+
+    def cuda_release(self, version: str) -> model.CudaRelease | None:
+        return next((r for r in self.cuda_releases if r.version == version), None)
+
+    def cuda_major(self, major: int) -> model.CudaMajor | None:
+        return next((m for m in self.cuda_majors if m.major == major), None)
+
+    # --- GPUs ----------------------------------------------------------------------------------
+
+    @cached_property
+    def _gpu_index(self) -> dict[str, model.Gpu]:
+        index: dict[str, model.Gpu] = {}
+        for gpu in self.gpus:
+            for name in (gpu.name, *gpu.aliases):
+                index.setdefault(normalize_gpu_name(name), gpu)
+        return index
+
+    def find_gpu(self, name: str) -> model.Gpu | None:
+        """A GPU by canonical name, alias or the name nvidia-smi reports, case-insensitively."""
+        from cudaenv.matrix.gpus import match_gpu
+
+        return match_gpu(name, self._gpu_index)
+
+    def architecture_of(self, compute_capability: str) -> model.Architecture | None:
+        return next((a for a in self.architectures if compute_capability in a.compute_capabilities), None)
+
+    def driver_branch(self, branch: int) -> model.DriverBranch | None:
+        return next((b for b in self.driver_branches if b.branch == branch), None)
+
+    # --- cuDNN ---------------------------------------------------------------------------------
+
+    def cudnn_builds(self, version_prefix: str) -> tuple[model.CudnnRelease, ...]:
+        """cuDNN rows whose version starts with ``version_prefix`` ("8.9" or "9.1.0.70" -> 9.1.0)."""
+        wanted = numeric_key(version_prefix)
+        return tuple(
+            r for r in self.cudnn
+            if numeric_key(r.version)[: len(wanted)] == wanted[: len(numeric_key(r.version))]
+        )
+
+    def cudnn_supports_cuda(self, version_prefix: str, cuda_xy: str) -> bool | None:
+        """Whether some build of that cuDNN supports CUDA x.y; None when the cuDNN is unknown."""
+        builds = self.cudnn_builds(version_prefix)
+        if not builds:
+            return None
+        return any(specifier_contains(b.cuda, cuda_xy) for b in builds)
+
+    # --- frameworks and images -----------------------------------------------------------------
+
+    def framework_releases(self, framework: str) -> tuple:
+        rows = {"torch": self.torch, "tensorflow": self.tensorflow, "jax": self.jax, "mxnet": self.mxnet}.get(framework)
+        if rows is None:
+            raise KeyError(framework)
+        return rows
+
+    def images_for(self, cuda_xy: str) -> tuple[model.BaseImage, ...]:
+        return tuple(i for i in self.images if major_minor(i.cuda) == cuda_xy)
+
+
+def _sort_key(attribute: str):
+    by_version = {
+        "cuda_releases": lambda r: numeric_key(r.version),
+        "cudnn": lambda r: (numeric_key(r.version), str(r.cuda)),
+        "torch": lambda r: Version(r.version),
+        "tensorflow": lambda r: Version(r.version),
+        "jax": lambda r: Version(r.version),
+        "mxnet": lambda r: Version(r.version),
+        "images": lambda r: numeric_key(r.cuda),
+        "driver_branches": lambda r: r.branch,
+        "cuda_majors": lambda r: r.major,
+    }
+    return by_version.get(attribute)
+
+
+def _matrix_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.toml") if p.is_file())
+
+
+def load_matrix(shipped: Path | None = None, overlays: list[Path] | None = None, *, use_cache: bool = True) -> Matrix:
+    """Load, merge and validate the matrix (shipped directory first, then overlays in order).
+
+    A validated matrix is cached per user (``cudaenv.matrix.cache``), keyed on every file's size
+    and modification time, with its framework-build view precomputed.
+    """
+    from cudaenv.matrix import cache
+
+    shipped = shipped or matrix_dir()
+    overlays = overlay_dirs() if overlays is None else overlays
+    key = cache.cache_key([shipped, *overlays]) if use_cache and cache.enabled() else None
+    if key is not None:
+        cached = cache.read(key)
+        if isinstance(cached, Matrix):
+            return cached
+    matrix = _load_uncached(shipped, overlays)
+    if key is not None:
+        from cudaenv.matrix.builds import framework_builds
+
+        framework_builds(matrix)  # computed once, stored with the matrix
+        cache.write(key, matrix)
+    return matrix
+
+
+def _load_uncached(shipped: Path, overlays: list[Path]) -> Matrix:
+    from cudaenv.matrix.load import FILES, load_file  # TOML parsing: only when the cache misses
+
+    rows: dict[str, dict] = {}  # attribute -> {key: row}
+    origins: dict = {}
+    files: list[str] = []
+    digest = hashlib.sha256()
+    for index, directory in enumerate([shipped, *overlays]):
+        if index > 0 and not directory.is_dir():
+            raise MatrixError(f"{directory}: matrix overlay directory does not exist")
+        paths = _matrix_files(directory)
+        if index == 0:
+            missing = sorted(set(FILES) - {p.name for p in paths})
+            if missing:
+                raise MatrixError(f"{directory}: shipped matrix is missing {', '.join(missing)}")
+        for path in paths:
+            data = path.read_bytes()
+            digest.update(path.name.encode() + b"\0" + data + b"\0")
+            files.append(str(path))
+            loaded = load_file(path)
+            for attribute, file_rows in loaded.items():
+                spec = next(s for s in FILES[path.name].values() if s.attribute == attribute)
+                bucket = rows.setdefault(attribute, {})
+                for row in file_rows:
+                    key = spec.key(row)
+                    bucket[key] = row
+                    origins[(attribute, key)] = str(path)
+    merged = {}
+    for attribute, bucket in rows.items():
+        values = list(bucket.values())
+        key = _sort_key(attribute)
+        merged[attribute] = tuple(sorted(values, key=key) if key else values)
+    matrix = Matrix(**merged, files=tuple(files), revision=digest.hexdigest()[:16], origins=origins)
+    from cudaenv.matrix.validate import check_cross_references
+
+    check_cross_references(matrix)
+    return matrix

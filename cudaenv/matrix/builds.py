@@ -1,0 +1,145 @@
+"""Every installable framework build, in one shape, whatever the framework (a view of the matrix).
+
+PyTorch publishes one wheel per CUDA variant, TensorFlow one wheel per release (with an optional
+``[and-cuda]`` extra), JAX one release with several CUDA extras, MXNet one package per CUDA. The
+resolver compares them all the same way, so the matrix rows are flattened here into ``Build``
+values once per loaded matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.specifiers import SpecifierSet
+
+from typing import TYPE_CHECKING
+
+from cudaenv.versions import major_minor, numeric_key, specifier_contains
+
+if TYPE_CHECKING:
+    from cudaenv.matrix import Matrix
+
+
+@dataclass(frozen=True)
+class Build:
+    framework: str
+    version: str
+    variant: str  # "cu124", "and-cuda", "cuda12", "mxnet-cu112" — how this build is named
+    cuda: tuple[str, ...]  # CUDA x.y this build runs with (one, except JAX's ranges)
+    python: frozenset[str]
+    sass: tuple[str, ...]  # compute capabilities with native code (empty: not recorded)
+    ptx: tuple[str, ...]
+    cudnn: str | None  # version the build pins or bundles (None: not recorded, or a range)
+    cudnn_range: SpecifierSet | None  # JAX: the cuDNN range the plugin accepts
+    requirements: tuple[str, ...]  # pip requirement lines
+    companions: tuple[tuple[str, str], ...]  # ("torchvision", "0.21.0"), ("keras", ">=3.5.0")
+    index_url: str | None
+    find_links: str | None
+    pins: tuple[tuple[str, str], ...]  # nvidia-* requirements as declared
+    brings_own_cuda: bool  # installs CUDA libraries as wheels (no CUDA toolkit image needed)
+
+    @property
+    def label(self) -> str:
+        return f"{self.framework} {self.version} ({self.variant})"
+
+    def companion(self, name: str) -> str | None:
+        return next((v for n, v in self.companions if n == name), None)
+
+
+def _torch(matrix: "Matrix") -> list[Build]:
+    out = []
+    for release in matrix.torch:
+        companions = tuple((n, v) for n, v in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)) if v)
+        requirements = (f"torch=={release.version}", *(f"{n}=={v}" for n, v in companions))
+        for variant in release.variants:
+            pins = release.pypi_requires if variant.cuda == release.pypi_cuda else ()
+            out.append(Build(
+                framework="torch", version=release.version, variant=variant.tag, cuda=(variant.cuda,),
+                python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx,
+                cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
+                index_url=variant.index_url, find_links=None, pins=pins, brings_own_cuda=True,
+            ))
+    return out
+
+
+def _tensorflow(matrix: "Matrix") -> list[Build]:
+    out = []
+    for release in matrix.tensorflow:
+        with_cuda = bool(release.and_cuda)
+        name = "tensorflow[and-cuda]" if with_cuda else "tensorflow"
+        companions = (("keras", release.keras),) if release.keras else ()
+        out.append(Build(
+            framework="tensorflow", version=release.version, variant="and-cuda" if with_cuda else f"cuda{release.cuda}",
+            cuda=(release.cuda,), python=frozenset(release.python), sass=release.compute_capabilities, ptx=release.ptx,
+            cudnn=release.cudnn, cudnn_range=None, requirements=(f"{name}=={release.version}",), companions=companions,
+            index_url=None, find_links=None, pins=release.and_cuda, brings_own_cuda=with_cuda,
+        ))
+    return out
+
+
+_JAX_EXTRA_PREFERENCE = ("cuda13", "cuda12", "cuda11", "cuda12_pip", "cuda11_pip", "cuda", "cuda13-local",
+                         "cuda13_local", "cuda12_local", "cuda11_local")
+
+
+def _jax_rank(extra: str) -> int:
+    return _JAX_EXTRA_PREFERENCE.index(extra) if extra in _JAX_EXTRA_PREFERENCE else len(_JAX_EXTRA_PREFERENCE)
+
+
+def _jax(matrix: "Matrix") -> list[Build]:
+    out = []
+    for release in matrix.jax:
+        # Several extras are aliases of one build ("cuda", "cuda12", "cuda12_pip"): keep one per
+        # (CUDA range, cuDNN range, wheels-or-local, source).
+        chosen: dict[tuple, object] = {}
+        for variant in sorted(release.variants, key=lambda v: _jax_rank(v.extra)):
+            local = "local" in variant.extra or not variant.requires
+            key = (str(variant.cuda), str(variant.cudnn), local, variant.index_url)
+            chosen.setdefault(key, variant)
+        for variant in chosen.values():
+            local = "local" in variant.extra or not variant.requires
+            cudas = tuple(xy for xy in matrix.cuda_minors if specifier_contains(variant.cuda, xy))
+            if not cudas:
+                continue
+            out.append(Build(
+                framework="jax", version=release.version, variant=variant.extra, cuda=cudas,
+                python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx, cudnn=None,
+                cudnn_range=variant.cudnn, requirements=(f"jax[{variant.extra}]=={release.version}",),
+                companions=(("jaxlib", release.jaxlib),), index_url=None, find_links=variant.index_url,
+                pins=variant.requires, brings_own_cuda=not local,
+            ))
+    return out
+
+
+def _mxnet(matrix: "Matrix") -> list[Build]:
+    out = []
+    for release in matrix.mxnet:
+        for variant in release.variants:
+            out.append(Build(
+                framework="mxnet", version=release.version, variant=variant.package, cuda=(variant.cuda,),
+                python=frozenset(variant.python or release.python), sass=(), ptx=(), cudnn=variant.cudnn,
+                cudnn_range=None, requirements=(f"{variant.package}=={release.version}",), companions=(),
+                index_url=None, find_links=None, pins=(), brings_own_cuda=False,
+            ))
+    return out
+
+
+def framework_builds(matrix: "Matrix") -> dict[str, tuple[Build, ...]]:
+    """All builds per framework, newest version first (computed once per loaded matrix)."""
+    memo = matrix.memo
+    if "resolver.builds" not in memo:
+        from packaging.version import Version
+
+        def order(build: Build):
+            # newest release first; within a release the newest CUDA, wheels before local installs
+            return (Version(build.version), numeric_key(build.cuda[-1]), build.brings_own_cuda, "mkl" not in build.variant)
+
+        memo["resolver.builds"] = {
+            name: tuple(sorted(rows, key=order, reverse=True))
+            for name, rows in (("torch", _torch(matrix)), ("tensorflow", _tensorflow(matrix)),
+                               ("jax", _jax(matrix)), ("mxnet", _mxnet(matrix)))
+        }
+    return memo["resolver.builds"]
+
+
+def cudnn_major_minor(version: str | None) -> str | None:
+    return major_minor(version) if version else None

@@ -1,0 +1,69 @@
+"""A per-user cache of the loaded, validated matrix, so a CLI call does not re-parse TOML.
+
+Parsing and cross-checking ~1 MB of TOML costs far more than the resolution itself. The cache
+key covers cudaenv's version, the Python version, and the path, size and modification time of
+every matrix file (shipped and overlays), so any edit — an overlay added tomorrow included —
+invalidates it. A broken or unwritable cache is ignored: it is only ever a shortcut.
+Set ``CUDAENV_NO_CACHE=1`` to bypass it; ``CUDAENV_CACHE_DIR`` moves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+from cudaenv import __version__
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("CUDAENV_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "cudaenv"
+
+
+def enabled() -> bool:
+    return os.environ.get("CUDAENV_NO_CACHE", "").lower() not in ("1", "true", "yes")
+
+
+def cache_key(directories: list[Path]) -> str:
+    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:3]}\0".encode())
+    for directory in directories:
+        digest.update(f"dir:{directory}\0".encode())
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".toml"):
+                stat = entry.stat()
+                digest.update(f"{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()[:32]
+
+
+def read(key: str):
+    path = cache_dir() / f"matrix-{key}.pickle"
+    try:
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # missing, truncated, or from an incompatible cudaenv: rebuild it
+        return None
+
+
+def write(key: str, matrix) -> None:
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("matrix-*.pickle"):
+            stale.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(matrix, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, directory / f"matrix-{key}.pickle")
+    except OSError:
+        pass

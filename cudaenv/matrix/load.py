@@ -1,0 +1,390 @@
+"""Reading and validating ``matrix/*.toml`` into frozen rows.
+
+Every problem is reported as a ``MatrixError`` whose one-line message names the file, the row and
+the field and says what was expected — the matrix is data a user can extend (overlays), so a
+broken row must read like a form error, never like a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cudaenv.errors import MatrixError
+from cudaenv.matrix import model
+from cudaenv.versions import is_numeric, parse_specifier, parse_version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class RowReader:
+    """Typed access to one TOML table, remembering which keys were read to reject the rest."""
+
+    def __init__(self, table: Any, where: str) -> None:
+        self.where = where
+        if not isinstance(table, dict):
+            raise MatrixError(f"{where}: expected a table, got {type(table).__name__}")
+        self.table = table
+        self.used: set[str] = set()
+
+    def fail(self, key: str, expected: str, value: Any) -> MatrixError:
+        return MatrixError(f"{self.where}: field {key!r}: expected {expected}, got {value!r}")
+
+    def _get(self, key: str, required: bool) -> Any:
+        self.used.add(key)
+        if key not in self.table:
+            if required:
+                typo = difflib.get_close_matches(key, [k for k in self.table if k not in self.used], n=1)
+                if typo:  # a misspelt field is reported as such, not as a missing one
+                    raise MatrixError(f"{self.where}: unknown field {typo[0]!r} (did you mean {key!r}?)")
+                raise MatrixError(f"{self.where}: missing required field {key!r}")
+            return None
+        return self.table[key]
+
+    def str(self, key: str, *, required: bool = True, default: str | None = None) -> Any:
+        value = self._get(key, required)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, "a non-empty string", value)
+        return value
+
+    def source(self, key: str = "source", *, required: bool = True) -> Any:
+        value = self.str(key, required=required)
+        if value is not None and "read " not in value:
+            raise self.fail(key, 'a source with the date it was read ("<URL or document> ; read YYYY-MM-DD")', value)
+        return value
+
+    def int(self, key: str, *, required: bool = True) -> Any:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, "an integer", value)
+        return value
+
+    def bool(self, key: str, *, required: bool = True) -> Any:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            raise self.fail(key, "true or false", value)
+        return value
+
+    def numeric(self, key: str, *, parts: int | None = None, min_parts: int = 1, required: bool = True,
+                what: str = "a dotted version") -> Any:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        if not is_numeric(value, parts, min_parts):
+            raise self.fail(key, what, value)
+        return value
+
+    def cuda_xy(self, key: str, *, required: bool = True) -> Any:
+        return self.numeric(key, parts=2, required=required, what='a CUDA version "X.Y"')
+
+    def cc(self, key: str, *, required: bool = True) -> Any:
+        return self.numeric(key, parts=2, required=required, what='a compute capability "X.Y"')
+
+    def version(self, key: str, *, required: bool = True) -> Any:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        if not isinstance(value, str) or parse_version(value) is None:
+            raise self.fail(key, "a PEP 440 version string", value)
+        return value
+
+    def specifier(self, key: str, *, required: bool = True) -> Any:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        spec = parse_specifier(value) if isinstance(value, str) else None
+        if spec is None:
+            raise self.fail(key, 'a PEP 440 specifier such as ">=12.0,<13"', value)
+        return spec
+
+    def list(self, key: str, item: Callable[[Any], bool], expected: str, *, required: bool = True) -> tuple:
+        value = self._get(key, required)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(item(v) for v in value):
+            raise self.fail(key, expected, value)
+        if len(set(value)) != len(value):
+            raise self.fail(key, f"{expected} without duplicates", value)
+        return tuple(value)
+
+    def python_list(self, key: str = "python", *, required: bool = True) -> tuple:
+        return self.list(key, lambda v: is_numeric(v, 2), 'a list of Python versions like ["3.11"]', required=required)
+
+    def cc_list(self, key: str, *, required: bool = True) -> tuple:
+        return self.list(key, lambda v: is_numeric(v, 2), 'a list of compute capabilities like ["8.0", "9.0"]',
+                         required=required)
+
+    def str_list(self, key: str, *, required: bool = True) -> tuple:
+        return self.list(key, lambda v: isinstance(v, str) and bool(v.strip()), "a list of strings", required=required)
+
+    def requires(self, key: str) -> Any:
+        """A table of package name -> PEP 440 specifier (``"nvidia-cudnn-cu12" = "==9.1.0.70"``)."""
+        value = self._get(key, False)
+        if value is None:
+            return ()
+        if not isinstance(value, dict):
+            raise self.fail(key, "a table of package = specifier", value)
+        for name, spec in value.items():
+            if not isinstance(spec, str) or parse_specifier(spec) is None:
+                raise MatrixError(f"{self.where}: field {key}.{name!r}: expected a PEP 440 specifier, got {spec!r}")
+        return tuple(sorted(value.items()))
+
+    def rows(self, key: str, build: Callable[["RowReader"], Any]) -> tuple:
+        value = self._get(key, False)
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.fail(key, f"an array of tables ([[...{key}]])", value)
+        return tuple(build(RowReader(item, f"{self.where} {key}[{i}]")) for i, item in enumerate(value))
+
+    def finish(self, row: Any) -> Any:
+        unknown = sorted(set(self.table) - self.used)
+        if unknown:
+            key = unknown[0]
+            raise MatrixError(f"{self.where}: unknown field {key!r}{_did_you_mean(key, self.used)}")
+        return row
+
+
+# --- one builder per row kind -------------------------------------------------------------------
+
+
+def cuda_major(r: RowReader) -> model.CudaMajor:
+    return r.finish(model.CudaMajor(
+        major=r.int("major"), minor_version_floor=r.numeric("minor_version_floor", what="a driver version"),
+        source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def cuda_release(r: RowReader) -> model.CudaRelease:
+    return r.finish(model.CudaRelease(
+        version=r.numeric("version", parts=3, what='a CUDA release "X.Y.Z"'),
+        released=r.str("released", required=False),
+        min_driver=r.numeric("min_driver", required=False, min_parts=2, what="a driver version like 535.104.05"),
+        min_compute_capability=r.cc("min_compute_capability"),
+        max_compute_capability=r.cc("max_compute_capability"),
+        forward_compat_branches=r.list("forward_compat_branches", lambda v: isinstance(v, int) and not isinstance(v, bool),
+                                       "a list of driver branches like [535, 550]", required=False),
+        source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def driver_branch(r: RowReader) -> model.DriverBranch:
+    return r.finish(model.DriverBranch(
+        branch=r.int("branch"), type=r.str("type", required=False), max_cuda=r.cuda_xy("max_cuda"),
+        architectures=r.str_list("architectures"), eol=r.str("eol", required=False),
+        source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def architecture(r: RowReader) -> model.Architecture:
+    return r.finish(model.Architecture(
+        name=r.str("name"), compute_capabilities=r.cc_list("compute_capabilities"),
+        source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def gpu(r: RowReader) -> model.Gpu:
+    return r.finish(model.Gpu(
+        name=r.str("name"), aliases=r.str_list("aliases", required=False),
+        compute_capability=r.cc("compute_capability"), architecture=r.str("architecture"),
+        datacenter=r.bool("datacenter"), source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def cudnn_release(r: RowReader) -> model.CudnnRelease:
+    return r.finish(model.CudnnRelease(
+        version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0"'), cuda=r.specifier("cuda"),
+        min_compute_capability=r.cc("min_compute_capability", required=False),
+        max_compute_capability=r.cc("max_compute_capability", required=False),
+        source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def torch_variant(r: RowReader) -> model.TorchVariant:
+    return r.finish(model.TorchVariant(
+        cuda=r.cuda_xy("cuda"), index_url=r.str("index_url"),
+        cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
+        compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
+        note=r.str("note", required=False, default=""),
+    ))
+
+
+def torch_release(r: RowReader) -> model.TorchRelease:
+    return r.finish(model.TorchRelease(
+        version=r.version("version"), released=r.str("released", required=False), python=r.python_list(),
+        torchvision=r.version("torchvision", required=False), torchaudio=r.version("torchaudio", required=False),
+        pypi_cuda=r.cuda_xy("pypi_cuda", required=False), pypi_requires=r.requires("pypi_requires"),
+        variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", required=False),
+        note=r.str("note", required=False, default=""),
+    ))
+
+
+def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
+    return r.finish(model.TensorflowRelease(
+        version=r.version("version"), python=r.python_list(), cuda=r.cuda_xy("cuda"),
+        cudnn=r.numeric("cudnn", min_parts=2, what='a cuDNN version like "8.9"'),
+        keras=r.str("keras", required=False), compute_capabilities=r.cc_list("compute_capabilities", required=False),
+        ptx=r.cc_list("ptx", required=False), and_cuda=r.requires("and_cuda"),
+        source=r.source(), pypi_source=r.source("pypi_source", required=False),
+        note=r.str("note", required=False, default=""),
+    ))
+
+
+def jax_variant(r: RowReader) -> model.JaxVariant:
+    return r.finish(model.JaxVariant(
+        extra=r.str("extra"), cuda=r.specifier("cuda"), cudnn=r.specifier("cudnn", required=False),
+        packages=r.str_list("packages", required=False), index_url=r.str("index_url", required=False),
+        compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
+        requires=r.requires("requires"), note=r.str("note", required=False, default=""),
+    ))
+
+
+def jax_release(r: RowReader) -> model.JaxRelease:
+    return r.finish(model.JaxRelease(
+        version=r.version("version"), jaxlib=r.version("jaxlib"), python=r.python_list(),
+        released=r.str("released", required=False), variants=r.rows("variant", jax_variant),
+        source=r.source(), pypi_source=r.source("pypi_source", required=False),
+        note=r.str("note", required=False, default=""),
+    ))
+
+
+def mxnet_variant(r: RowReader) -> model.MxnetVariant:
+    return r.finish(model.MxnetVariant(
+        package=r.str("package"), cuda=r.cuda_xy("cuda"),
+        cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "8.1"'),
+        python=r.python_list(required=False), note=r.str("note", required=False, default=""),
+    ))
+
+
+def mxnet_release(r: RowReader) -> model.MxnetRelease:
+    return r.finish(model.MxnetRelease(
+        version=r.version("version"), python=r.python_list(), variants=r.rows("variant", mxnet_variant),
+        source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+def image_cudnn(r: RowReader) -> model.ImageCudnn:
+    return r.finish(model.ImageCudnn(
+        tag=r.str("tag"), version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0.70"'),
+        os=r.str_list("os"),
+    ))
+
+
+def base_image(r: RowReader) -> model.BaseImage:
+    return r.finish(model.BaseImage(
+        cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=r.str("repository"),
+        tag_version=r.str("tag_version"), os=r.str_list("os"), cudnn=r.rows("cudnn", image_cudnn),
+        removed=bool(r.bool("removed", required=False)), source=r.source(), note=r.str("note", required=False, default=""),
+    ))
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One ``[[table]]`` kind inside one matrix file: how to build a row and what identifies it."""
+
+    attribute: str  # Matrix field the rows land in
+    build: Callable[[RowReader], Any]
+    key: Callable[[Any], Any]
+    describe: Callable[[Any], str]
+
+
+FILES: dict[str, dict[str, TableSpec]] = {
+    "cuda.toml": {
+        "major": TableSpec("cuda_majors", cuda_major, lambda r: r.major, lambda r: f"major = {r.major}"),
+        "release": TableSpec("cuda_releases", cuda_release, lambda r: r.version, lambda r: f"version = {r.version!r}"),
+    },
+    "drivers.toml": {
+        "branch": TableSpec("driver_branches", driver_branch, lambda r: r.branch, lambda r: f"branch = {r.branch}"),
+    },
+    "gpus.toml": {
+        "architecture": TableSpec("architectures", architecture, lambda r: r.name, lambda r: f"name = {r.name!r}"),
+        "gpu": TableSpec("gpus", gpu, lambda r: r.name.lower(), lambda r: f"name = {r.name!r}"),
+    },
+    "cudnn.toml": {
+        "release": TableSpec("cudnn", cudnn_release, lambda r: (r.version, str(r.cuda)),
+                             lambda r: f"version = {r.version!r}, cuda = {str(r.cuda)!r}"),
+    },
+    "torch.toml": {
+        "release": TableSpec("torch", torch_release, lambda r: r.version, lambda r: f"version = {r.version!r}"),
+    },
+    "tensorflow.toml": {
+        "release": TableSpec("tensorflow", tensorflow_release, lambda r: r.version, lambda r: f"version = {r.version!r}"),
+    },
+    "jax.toml": {
+        "release": TableSpec("jax", jax_release, lambda r: r.version, lambda r: f"version = {r.version!r}"),
+    },
+    "mxnet.toml": {
+        "release": TableSpec("mxnet", mxnet_release, lambda r: r.version, lambda r: f"version = {r.version!r}"),
+    },
+    "images.toml": {
+        "image": TableSpec("images", base_image, lambda r: r.cuda, lambda r: f"cuda = {r.cuda!r}"),
+    },
+}
+
+
+def read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"{path}: invalid TOML: {exc}") from exc
+    except OSError as exc:
+        raise MatrixError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def load_file(path: Path) -> dict[str, tuple]:
+    """Rows of one matrix file by Matrix attribute; raises MatrixError on the first problem."""
+    specs = FILES.get(path.name)
+    if specs is None:
+        raise MatrixError(f"{path}: not a matrix file (expected one of {', '.join(sorted(FILES))})")
+    data = read_toml(path)
+    unknown = sorted(set(data) - set(specs))
+    if unknown:
+        raise MatrixError(f"{path}: unknown table {unknown[0]!r}{_did_you_mean(unknown[0], specs)}; "
+                          f"expected {', '.join(f'[[{k}]]' for k in specs)}")
+    result: dict[str, tuple] = {}
+    for table, spec in specs.items():
+        items = data.get(table, [])
+        if not isinstance(items, list):
+            raise MatrixError(f"{path}: {table!r} must be an array of tables ([[{table}]])")
+        rows = []
+        seen: dict[Any, int] = {}
+        for index, item in enumerate(items):
+            where = f"{path}: [[{table}]] #{index + 1}"
+            if isinstance(item, dict):
+                hint = _row_hint(item)
+                if hint:
+                    where += f" ({hint})"
+            row = spec.build(RowReader(item, where))
+            key = spec.key(row)
+            if key in seen:
+                raise MatrixError(f"{where}: duplicate of row #{seen[key] + 1} ({spec.describe(row)})")
+            seen[key] = index
+            rows.append(row)
+        result[spec.attribute] = tuple(rows)
+    return result
+
+
+def _row_hint(item: dict) -> str:
+    for key in ("version", "name", "branch", "major", "cuda"):
+        if key in item:
+            return f"{key} = {item[key]!r}"
+    return ""

@@ -1,0 +1,220 @@
+"""The matrix's rows as frozen values: one dataclass per kind of row in ``matrix/*.toml``.
+
+Field names follow the TOML schema (``matrix/README.md``) so a row reads the same in both places.
+Versions stay strings in their published spelling; ``cudaenv.versions`` orders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.specifiers import SpecifierSet
+
+from cudaenv.versions import major_minor
+
+# package name -> PEP 440 specifier, as sorted pairs so rows stay hashable ("nvidia-cudnn-cu12", "==9.1.0.70")
+Requires = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class CudaMajor:
+    major: int
+    minor_version_floor: str
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    version: str  # x.y.z
+    min_compute_capability: str
+    max_compute_capability: str
+    source: str
+    min_driver: str | None = None  # Linux x86_64, native use; None where NVIDIA's table gives no row
+    released: str | None = None
+    forward_compat_branches: tuple[int, ...] = ()
+    note: str = ""
+
+    @property
+    def xy(self) -> str:
+        return major_minor(self.version)
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    branch: int
+    max_cuda: str
+    architectures: tuple[str, ...]
+    source: str
+    type: str | None = None
+    eol: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    compute_capabilities: tuple[str, ...]
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    compute_capability: str
+    architecture: str
+    datacenter: bool
+    source: str
+    aliases: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CudnnRelease:
+    version: str
+    cuda: SpecifierSet
+    source: str
+    min_compute_capability: str | None = None
+    max_compute_capability: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class TorchVariant:
+    cuda: str  # x.y
+    index_url: str
+    compute_capabilities: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()  # compute capabilities whose PTX is embedded (TORCH_CUDA_ARCH_LIST "+PTX")
+    cudnn: str | None = None
+    note: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The local version label and index suffix: ``"12.4"`` -> ``"cu124"``."""
+        return "cu" + self.cuda.replace(".", "")
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    version: str
+    python: tuple[str, ...]
+    source: str
+    variants: tuple[TorchVariant, ...] = ()
+    released: str | None = None
+    torchvision: str | None = None
+    torchaudio: str | None = None
+    pypi_cuda: str | None = None
+    pypi_requires: Requires = ()
+    pypi_source: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class TensorflowRelease:
+    version: str
+    python: tuple[str, ...]
+    cuda: str
+    cudnn: str
+    source: str
+    keras: str | None = None
+    compute_capabilities: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    and_cuda: Requires = ()
+    pypi_source: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class JaxVariant:
+    extra: str
+    cuda: SpecifierSet
+    packages: tuple[str, ...] = ()
+    cudnn: SpecifierSet | None = None
+    index_url: str | None = None
+    compute_capabilities: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    requires: Requires = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class JaxRelease:
+    version: str
+    jaxlib: str
+    python: tuple[str, ...]
+    source: str
+    variants: tuple[JaxVariant, ...] = ()
+    released: str | None = None
+    pypi_source: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MxnetVariant:
+    package: str
+    cuda: str
+    cudnn: str | None = None
+    python: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MxnetRelease:
+    version: str
+    python: tuple[str, ...]
+    source: str
+    variants: tuple[MxnetVariant, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ImageCudnn:
+    tag: str
+    version: str
+    os: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    cuda: str
+    repository: str
+    tag_version: str
+    os: tuple[str, ...]
+    source: str
+    cudnn: tuple[ImageCudnn, ...] = ()
+    removed: bool = False  # NVIDIA deleted these tags from Docker Hub (EOL cleanup)
+    note: str = ""
+
+    def tag(self, flavor: str, os_name: str, cudnn_tag: str | None = None) -> str:
+        """``flavor`` is base/runtime/devel; with ``cudnn_tag`` the cuDNN-flavoured spelling."""
+        if cudnn_tag:
+            return f"{self.tag_version}-{cudnn_tag}-{flavor}-{os_name}"
+        return f"{self.tag_version}-{flavor}-{os_name}"
+
+
+_REQUIRES_FIELDS = {"pypi_requires", "and_cuda", "requires"}
+_TOML_NAMES = {"variants": "variant"}  # a dataclass holds many; the TOML spells each [[release.variant]]
+
+
+def row_as_dict(row) -> dict:
+    """A row as plain JSON-ready data, field names as in the TOML files."""
+    from dataclasses import fields, is_dataclass
+
+    out: dict = {}
+    for f in fields(row):
+        value = getattr(row, f.name)
+        if f.name in _REQUIRES_FIELDS:
+            value = dict(value)
+        elif isinstance(value, SpecifierSet):
+            value = str(value)
+        elif isinstance(value, tuple):
+            value = [row_as_dict(v) if is_dataclass(v) else v for v in value]
+        if value in (None, "", [], {}) and f.name not in ("source",):
+            continue
+        out[_TOML_NAMES.get(f.name, f.name)] = value
+    return out

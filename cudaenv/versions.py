@@ -1,0 +1,71 @@
+"""Version vocabulary shared by the matrix, the resolver and the CLI.
+
+Three kinds of numbers appear everywhere and must never be confused:
+
+* dotted numerics — NVIDIA driver versions (``535.104.05``), CUDA releases (``12.4.1``), compute
+  capabilities (``8.6``), Python minors (``3.11``). They compare component by component as
+  integers and keep their original spelling for display (``535.104.05`` is not ``535.104.5``).
+* framework versions (``2.6.0``, ``2.15.0.post1``) — PEP 440, through ``packaging``.
+* specifiers (``>=12.1,<13``) — PEP 440 ``SpecifierSet`` applied to either kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+_NUMERIC = re.compile(r"^\d+(\.\d+)*$")
+
+
+def is_numeric(text: str, parts: int | None = None, min_parts: int = 1) -> bool:
+    if not isinstance(text, str) or not _NUMERIC.match(text):
+        return False
+    count = text.count(".") + 1
+    return count >= min_parts and (parts is None or count == parts)
+
+
+def numeric_key(text: str) -> tuple[int, ...]:
+    """``"535.104.05"`` -> ``(535, 104, 5)``: the ordering key of a dotted numeric version."""
+    return tuple(int(part) for part in text.split("."))
+
+
+def major_minor(text: str) -> str:
+    """``"12.4.1"`` -> ``"12.4"``."""
+    parts = text.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else f"{parts[0]}.0"
+
+
+def driver_branch(driver: str) -> int:
+    """The driver branch (major number): ``"535.104.05"`` -> ``535``."""
+    return numeric_key(driver)[0]
+
+
+def parse_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except (InvalidVersion, TypeError):
+        return None
+
+
+def parse_specifier(text: str) -> SpecifierSet | None:
+    """A PEP 440 specifier; a bare version (``"2.6"``, ``"2.6.0"``) means ``==`` that version."""
+    text = text.strip()
+    if text and (text[0].isdigit()):
+        text = f"=={text}"
+    try:
+        return SpecifierSet(text)
+    except (InvalidSpecifier, TypeError):
+        return None
+
+
+def specifier_contains(spec: SpecifierSet, version: str) -> bool:
+    """Whether ``version`` satisfies ``spec``, pre-releases allowed (``"12.4"`` in ``>=12.1``)."""
+    return spec.contains(version, prereleases=True)
+
+
+def format_cc(cc: str) -> str:
+    """``"8.6"`` -> ``"sm_86"``, the spelling of nvcc and build logs."""
+    major, minor = cc.split(".")
+    return f"sm_{major}{minor}"
