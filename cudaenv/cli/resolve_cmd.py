@@ -1,0 +1,114 @@
+"""``cudaenv resolve``: the stack for one project on one target host, or why there is none."""
+
+from __future__ import annotations
+
+import click
+
+from cudaenv.cli.output import emit_json, json_option
+from cudaenv.cli.stack_options import constraints_from_options, stack_options
+from cudaenv.cli.target import resolve_target, target_options
+from cudaenv.matrix import load_matrix
+from cudaenv.resolver import driver as drv
+from cudaenv.resolver.model import Constraints, Resolution, Stack
+from cudaenv.resolver.resolve import resolve
+
+
+@click.command("resolve")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, exists=True))
+@stack_options
+@target_options()
+@click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
+@json_option
+def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as_json, **options) -> None:
+    """Pick a CUDA, cuDNN, Python and framework stack for a target host.
+
+    Constraints come from flags (a bare version means ==) or from a project DIRECTORY's
+    cudaenv.toml / pyproject.toml; the host from --driver/--gpu/--compute-capability, the
+    CUDAENV_DRIVER_VERSION / CUDAENV_GPUS environment, or this machine.
+
+    Exit 0 when a stack exists, 1 when none does (the output says why and what would fix it),
+    2 on bad input.
+
+    \b
+    Examples:
+      cudaenv resolve --torch 2.6 --driver 535.104.05 --gpu A100
+      cudaenv resolve --tensorflow 2.15 --torch '>=2.1' --gpu T4 --json
+    """
+    from cudaenv.project import load_project
+
+    project = load_project(directory) if directory is not None else None  # bad input before heavy loading
+    from_flags = constraints_from_options(options)
+    if project is None:
+        constraints = from_flags or Constraints()
+    else:
+        constraints = project.constraints if from_flags is None else project.constraints.merged(from_flags)
+    matrix = load_matrix()
+    declared = project.target if project is not None else None
+    target = resolve_target(
+        matrix, driver=driver or (declared.driver if declared else None),
+        gpus=gpus or (declared.gpus if declared else ()),
+        compute_capabilities=compute_capabilities or (declared.compute_capabilities if declared else ()),
+        detect=not no_detect,
+    )
+    result = resolve(matrix, constraints, target.host)
+    if as_json:
+        payload = result.as_dict()
+        payload["host"] = {"driver": target.host.driver, "gpus": [g.label for g in target.host.gpus], "origin": target.origin}
+        emit_json(payload)
+    else:
+        click.echo(render_resolution(result, target.describe()))
+    click.get_current_context().exit(0 if result.ok else 1)
+
+
+def _framework_line(stack: Stack) -> str:
+    if not stack.frameworks:
+        return "CUDA runtime only (no framework)"
+    main = [f"{n} {v}" for n, v in stack.frameworks if n in ("torch", "tensorflow", "jax", "mxnet")]
+    companions = [f"{n} {v}" for n, v in stack.frameworks if n not in ("torch", "tensorflow", "jax", "mxnet")]
+    return ", ".join(main) + (f" (with {', '.join(companions)})" if companions else "")
+
+
+def render_resolution(result: Resolution, host_line: str) -> str:
+    lines = [f"target: {host_line}"]
+    if result.ok:
+        s = result.stack
+        cudnn = f", cuDNN {s.cudnn_version}" if s.cudnn_version else ""
+        lines.append(f"✓ {_framework_line(s)}")
+        lines.append(f"  CUDA {s.cuda}{cudnn}, Python {s.python}")
+        if s.flavor == "wheels":
+            why = "the framework wheels bring their own CUDA libraries"
+        elif s.driver_compatibility == drv.FORWARD:
+            why = "forward compatibility needs NVIDIA's cuda-compat package on a CUDA base image"
+        elif s.flavor == "devel":
+            why = "the CUDA toolkit for building extensions"
+        elif s.frameworks and s.brings_own_cuda:
+            why = "asked for"
+        else:
+            why = "a framework needs the system CUDA/cuDNN" if s.frameworks else "plain CUDA runtime"
+        lines.append(f"  image:  {s.base_image} ({s.flavor} flavor: {why})")
+        mode = {drv.NATIVE: "natively", drv.MINOR_VERSION: "through minor-version compatibility",
+                drv.FORWARD: "through forward compatibility (cuda-compat in the image)"}.get(s.driver_compatibility)
+        if mode:
+            lines.append(f"  driver: runs CUDA {s.cuda} {mode}; native needs >= {s.min_driver}")
+        else:
+            compat = f", or >= {s.min_driver_compat} with minor-version compatibility" if s.min_driver_compat else ""
+            lines.append(f"  driver: needs >= {s.min_driver}{compat}")
+        if s.compute_capabilities:
+            lines.append(f"  GPUs:   builds carry {', '.join('sm_' + c.replace('.', '') for c in s.compute_capabilities)}")
+        lines.append(f"  valid CUDA here: {', '.join(result.valid_cuda)}")
+        if s.requirements:
+            index = f" --index-url {s.index_urls[0]}" if s.index_urls else ""
+            links = "".join(f" --find-links {u}" for u in s.find_links)
+            lines.append(f"  install: pip install {' '.join(s.requirements)}{index}{links}")
+        for problem in result.problems:
+            lines.append(f"! {problem.message}" + (f" ({problem.fix})" if problem.fix else ""))
+        return "\n".join(lines)
+    lines.append("✗ no stack fits:")
+    fixes = [p for p in result.problems if p.code.startswith("fix-")]
+    for problem in result.problems:
+        if not problem.code.startswith("fix-"):
+            lines.append(f"  - {problem.message}" + (f" ({problem.fix})" if problem.fix else ""))
+    if fixes:
+        lines.append("what would fix it:")
+        lines.extend(f"  → {p.message}" for p in fixes)
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""Stack constraints on the command line (``--torch 2.6``, ``--python 3.11``, ``--cuda '>=12.1'``).
+
+A bare version means ``==`` that version; anything else must be a PEP 440 specifier.
+"""
+
+from __future__ import annotations
+
+import click
+from packaging.specifiers import SpecifierSet
+
+from cudaenv.errors import UserError
+from cudaenv.resolver.model import FLAVORS, Constraints
+from cudaenv.versions import parse_specifier
+
+FRAMEWORK_OPTIONS = ("torch", "torchvision", "torchaudio", "tensorflow", "keras", "jax", "mxnet")
+
+
+ANY = ("", "*", "any")
+
+
+def parse_constraint(value: str | None, where: str) -> SpecifierSet | None:
+    """None when not given; ``any``/``*`` is any version (an empty specifier)."""
+    if value is None:
+        return None
+    if value.strip().lower() in ANY:
+        return SpecifierSet()
+    spec = parse_specifier(value)
+    if spec is None:
+        raise UserError(f"{where} {value!r}: expected a version such as 2.6.0 or a PEP 440 specifier such as '>=2.4,<2.7'")
+    return spec
+
+
+def stack_options(func):
+    for name in reversed(FRAMEWORK_OPTIONS):
+        func = click.option(f"--{name}", f"fw_{name}", metavar="SPEC",
+                            help=f"{name} version or specifier ('any' for any version).")(func)
+    func = click.option("--os", "os_name", metavar="OS", help="nvidia/cuda image OS, e.g. ubuntu22.04.")(func)
+    func = click.option("--flavor", type=click.Choice(FLAVORS), default=None,
+                        help="Image flavor: wheels (frameworks bring CUDA), runtime, devel, or auto.")(func)
+    func = click.option("--cudnn", metavar="SPEC", help="cuDNN version or specifier, e.g. '>=9'.")(func)
+    func = click.option("--cuda", metavar="SPEC", help="CUDA version or specifier, e.g. 12.4 or '>=12.1'.")(func)
+    func = click.option("--python", metavar="SPEC", help="Python version or specifier, e.g. 3.11.")(func)
+    return func
+
+
+def constraints_from_options(options: dict) -> Constraints | None:
+    """The constraints the options state, or None when no stack option was given at all."""
+    frameworks = tuple(
+        (name, spec) for name in FRAMEWORK_OPTIONS
+        if (spec := parse_constraint(options.get(f"fw_{name}"), f"--{name}")) is not None
+    )
+    values = {
+        "python": parse_constraint(options.get("python"), "--python"),
+        "cuda": parse_constraint(options.get("cuda"), "--cuda"),
+        "cudnn": parse_constraint(options.get("cudnn"), "--cudnn"),
+    }
+    given = frameworks or any(v is not None for v in values.values()) or options.get("flavor") or options.get("os_name")
+    if not given:
+        return None
+    return Constraints(frameworks=frameworks, flavor=options.get("flavor") or "auto", os=options.get("os_name"), **values)

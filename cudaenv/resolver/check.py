@@ -1,0 +1,74 @@
+"""Does an already-resolved stack run on a host? The verdict behind ``cudaenv check``.
+
+The same three axes as resolution, applied to one fixed stack: the driver runs its CUDA (natively,
+through minor-version compatibility — with its caveat — or through forward compatibility when the
+image carries cuda-compat), the driver branch still supports every GPU's architecture, and every
+GPU is in the toolkit's range and in each framework build's SM list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cudaenv.matrix import Matrix
+from cudaenv.resolver import driver as drv
+from cudaenv.resolver import gpu as gpu_rules
+from cudaenv.resolver.model import Host, Stack
+from cudaenv.resolver.resolve import host_problems
+
+
+@dataclass(frozen=True)
+class Verdict:
+    compatible: bool
+    mode: str | None  # native / minor-version / forward; None when incompatible or the driver is unknown
+    reasons: tuple[str, ...]  # why it cannot run
+    caveats: tuple[str, ...]  # why it runs with limits
+
+    def as_dict(self) -> dict:
+        return {"compatible": self.compatible, "mode": self.mode, "reasons": list(self.reasons),
+                "caveats": list(self.caveats)}
+
+
+def _sm(cc: str) -> str:
+    return "sm_" + cc.replace(".", "")
+
+
+def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
+    reasons: list[str] = [p.message for p in host_problems(matrix, host)]
+    caveats: list[str] = []
+    mode = None
+    if host.driver is None:
+        caveats.append(f"driver unknown: the stack needs >= {stack.min_driver} natively"
+                       + (f" or >= {stack.min_driver_compat} with minor-version compatibility" if stack.min_driver_compat else ""))
+    else:
+        forward_ok = stack.driver_compatibility == drv.FORWARD  # only an image that carries cuda-compat
+        mode = drv.driver_mode(matrix, host.driver, stack.cuda, all_datacenter=forward_ok and host.all_datacenter)
+        if mode is None:
+            support = drv.driver_support(matrix, host.driver)
+            reasons.append(
+                f"driver {host.driver} runs CUDA <= {support.max_native_cuda or 'none'} natively"
+                + (f" (<= {support.max_minor_version_cuda} with minor-version compatibility)"
+                   if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
+                + f"; this stack is CUDA {stack.cuda}: the driver must be >= {stack.min_driver}"
+                + (f" (or >= {stack.min_driver_compat} through minor-version compatibility)" if stack.min_driver_compat else ""))
+        elif mode == drv.MINOR_VERSION:
+            caveats.append(f"runs through minor-version compatibility: {drv.MINOR_VERSION_CAVEAT.split(': ', 1)[1]}")
+        elif mode == drv.FORWARD:
+            caveats.append("runs through forward compatibility (cuda-compat in the image; data-center GPUs only)")
+    ptx_jit = mode != drv.MINOR_VERSION
+    for gpu in host.gpus:
+        if not gpu_rules.toolkit_supports(matrix, stack.cuda, gpu.compute_capability):
+            bounds = gpu_rules.toolkit_range(matrix, stack.cuda)
+            span = f" ({_sm(bounds[0])}–{_sm(bounds[1])})" if bounds else ""
+            reasons.append(f"GPU {gpu.label} is outside what CUDA {stack.cuda} can target{span}")
+            continue
+        for framework, sass, ptx in stack.gpu_targets:
+            runs = gpu_rules.build_runs_on(sass, ptx, gpu.compute_capability, ptx_jit=ptx_jit)
+            if runs is False:
+                built = ", ".join(_sm(c) for c in sass) + "".join(f", {_sm(c)} PTX" for c in ptx)
+                reasons.append(f"GPU {gpu.label} is not in the {framework} {stack.framework(framework)} build's "
+                               f"SM list ({built})")
+            elif runs is None:
+                caveats.append(f"the {framework} build's SM list is not recorded: {gpu.label} not checked")
+    return Verdict(compatible=not reasons, mode=mode if not reasons else None, reasons=tuple(reasons),
+                   caveats=tuple(caveats))

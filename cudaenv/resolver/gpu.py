@@ -1,0 +1,67 @@
+"""Axis 2 of the design: can this GPU run code from this toolkit and this framework build?
+
+* The toolkit: the GPU's compute capability must lie in the range the CUDA release targets
+  (Kepler sm_37 left CUDA 12.0; Hopper sm_90 needs CUDA >= 11.8).
+* The build: native code (SASS) for X.y runs on X.z with z >= y; PTX for any capability <= the
+  GPU's is JIT-compiled by the driver — but not under minor-version compatibility.
+* The driver branch must still support the GPU's architecture (Kepler ends at R470).
+"""
+
+from __future__ import annotations
+
+from cudaenv.matrix import Matrix
+from cudaenv.resolver.model import TargetGpu
+from cudaenv.versions import numeric_key
+
+
+def toolkit_range(matrix: Matrix, cuda_xy: str) -> tuple[str, str] | None:
+    """(min, max) compute capability of the newest CUDA release of that x.y."""
+    releases = matrix.cuda_releases_for(cuda_xy)
+    if not releases:
+        return None
+    newest = max(releases, key=lambda r: numeric_key(r.version))
+    return newest.min_compute_capability, newest.max_compute_capability
+
+
+def toolkit_supports(matrix: Matrix, cuda_xy: str, cc: str) -> bool:
+    bounds = toolkit_range(matrix, cuda_xy)
+    if bounds is None:
+        return False
+    low, high = (numeric_key(b) for b in bounds)
+    return low <= numeric_key(cc) <= high
+
+
+def build_runs_on(sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, *, ptx_jit: bool) -> bool | None:
+    """Whether code built for ``sass``/``ptx`` runs on a GPU of capability ``cc``; None if not recorded."""
+    if not sass and not ptx:
+        return None
+    major, minor = numeric_key(cc)
+    for built in sass:
+        b_major, b_minor = numeric_key(built)
+        if b_major == major and b_minor <= minor:
+            return True
+    if ptx_jit:
+        return any(numeric_key(p) <= (major, minor) for p in ptx)
+    return False
+
+
+def driver_supports_architecture(matrix: Matrix, driver: str, gpu: TargetGpu) -> bool | None:
+    """Whether the driver's branch still supports the GPU's architecture; None when unknown."""
+    from cudaenv.versions import driver_branch
+
+    branch = matrix.driver_branch(driver_branch(driver))
+    architecture = gpu.architecture or (matrix.architecture_of(gpu.compute_capability) or None)
+    arch_name = architecture if isinstance(architecture, str) else getattr(architecture, "name", None)
+    if branch is None or arch_name is None:
+        return None
+    return arch_name in branch.architectures
+
+
+def last_branch_for(matrix: Matrix, architecture: str) -> int | None:
+    branches = [b.branch for b in matrix.driver_branches if architecture in b.architectures]
+    return max(branches) if branches else None
+
+
+def first_branch_for(matrix: Matrix, architecture: str) -> int | None:
+    branches = [b.branch for b in matrix.driver_branches if architecture in b.architectures]
+    return min(branches) if branches else None

@@ -1,0 +1,61 @@
+"""Which base image a stack builds on.
+
+* ``wheels``: the official ``python:X.Y-slim`` image; the framework wheels bring CUDA and cuDNN.
+* ``runtime`` / ``devel``: ``nvidia/cuda`` for the stack's CUDA, in the exact tag spelling of that
+  release, with the cuDNN-flavoured tag when a framework needs the system cuDNN (same major,
+  minor at least the one it was built with).
+
+References are registry-less (``nvidia/cuda:…``); the render step applies ``base_registry``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cudaenv.matrix import Matrix
+from cudaenv.matrix.model import BaseImage, ImageCudnn
+from cudaenv.versions import numeric_key
+
+OS_PREFERENCE = ("ubuntu22.04", "ubuntu24.04", "ubuntu20.04", "ubuntu18.04")
+
+
+@dataclass(frozen=True)
+class BaseChoice:
+    reference: str
+    cuda_release: str | None  # the toolkit release inside (None for wheels images)
+    cudnn: str | None  # cuDNN inside the image, when it has one
+    removed: bool = False  # tags deleted from Docker Hub: needs a mirror that kept them
+
+
+def wheels_base(python: str) -> BaseChoice:
+    return BaseChoice(reference=f"python:{python}-slim", cuda_release=None, cudnn=None)
+
+
+def _os_order(available: tuple[str, ...], wanted: str | None) -> list[str]:
+    if wanted is not None:
+        return [wanted] if wanted in available else []
+    ranked = [o for o in OS_PREFERENCE if o in available]
+    return ranked + [o for o in available if o not in ranked]
+
+
+def _cudnn_fits(offered: ImageCudnn, need: str) -> bool:
+    have, want = numeric_key(offered.version), numeric_key(need)
+    return have[0] == want[0] and have[: len(want)] >= want
+
+
+def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None) -> BaseChoice | None:
+    """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set)."""
+    images: list[BaseImage] = sorted(matrix.images_for(cuda_xy), key=lambda i: (not i.removed, numeric_key(i.cuda)),
+                                     reverse=True)
+    for image in images:
+        if cudnn is None:
+            for os_choice in _os_order(image.os, os_name):
+                return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice)}", image.cuda, None, image.removed)
+            continue
+        for offered in sorted(image.cudnn, key=lambda c: numeric_key(c.version), reverse=True):
+            if not _cudnn_fits(offered, cudnn):
+                continue
+            for os_choice in _os_order(offered.os, os_name):
+                return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice, offered.tag)}", image.cuda,
+                                  offered.version, image.removed)
+    return None

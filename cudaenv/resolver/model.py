@@ -1,0 +1,174 @@
+"""Values the resolver takes and returns. Frozen, plain, and JSON-ready through ``as_dict``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packaging.specifiers import SpecifierSet
+
+FRAMEWORKS = ("torch", "tensorflow", "jax", "mxnet")
+COMPANIONS = {"torchvision": "torch", "torchaudio": "torch", "keras": "tensorflow", "jaxlib": "jax"}
+FLAVORS = ("auto", "wheels", "runtime", "devel")
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What a project asks for. Every field may be left open."""
+
+    python: SpecifierSet | None = None
+    frameworks: tuple[tuple[str, SpecifierSet], ...] = ()  # ("torch", >=2.4) and companions ("torchvision", ==0.21.0)
+    cuda: SpecifierSet | None = None
+    cudnn: SpecifierSet | None = None
+    flavor: str = "auto"
+    os: str | None = None  # nvidia/cuda OS suffix for runtime/devel images, e.g. "ubuntu22.04"
+
+    def spec(self, name: str) -> SpecifierSet | None:
+        return next((s for n, s in self.frameworks if n == name), None)
+
+    def merged(self, override: "Constraints") -> "Constraints":
+        """These constraints with ``override``'s set fields on top (flags over a config file)."""
+        names = {n for n, _ in override.frameworks}
+        return Constraints(
+            python=override.python if override.python is not None else self.python,
+            frameworks=tuple((n, s) for n, s in self.frameworks if n not in names) + override.frameworks,
+            cuda=override.cuda if override.cuda is not None else self.cuda,
+            cudnn=override.cudnn if override.cudnn is not None else self.cudnn,
+            flavor=override.flavor if override.flavor != "auto" else self.flavor,
+            os=override.os or self.os,
+        )
+
+    @property
+    def framework_names(self) -> tuple[str, ...]:
+        names = {n for n, _ in self.frameworks if n in FRAMEWORKS}
+        names |= {COMPANIONS[n] for n, _ in self.frameworks if n in COMPANIONS}
+        return tuple(f for f in FRAMEWORKS if f in names)
+
+
+@dataclass(frozen=True)
+class TargetGpu:
+    """One GPU of the target host: from a model name, or just a compute capability."""
+
+    compute_capability: str
+    name: str | None = None
+    architecture: str | None = None
+    datacenter: bool = False
+
+    @property
+    def label(self) -> str:
+        sm = "sm_" + self.compute_capability.replace(".", "")
+        return f"{self.name} ({sm})" if self.name else sm
+
+
+@dataclass(frozen=True)
+class Host:
+    """The target host. Unknown parts (no driver, no GPUs) are resolved around, not guessed."""
+
+    driver: str | None = None
+    gpus: tuple[TargetGpu, ...] = ()
+
+    @property
+    def all_datacenter(self) -> bool:
+        return bool(self.gpus) and all(g.datacenter for g in self.gpus)
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    message: str
+    fix: str | None = None
+
+    def as_dict(self) -> dict:
+        data = {"code": self.code, "message": self.message}
+        if self.fix:
+            data["fix"] = self.fix
+        return data
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A resolved environment: everything the image and the driver check need."""
+
+    python: str
+    cuda: str  # x.y
+    cuda_release: str  # x.y.z of the base image / toolkit
+    cudnn: str | None  # x.y, e.g. "9.1"
+    cudnn_version: str | None  # as precise as the build or image states, e.g. "9.1.0.70"
+    frameworks: tuple[tuple[str, str], ...]  # ("torch", "2.6.0"), ("torchvision", "0.21.0"), ...
+    requirements: tuple[str, ...]  # pip requirement lines for the framework layer
+    index_urls: tuple[str, ...]  # extra wheel indexes (first is the framework build's own)
+    find_links: tuple[str, ...]
+    flavor: str  # wheels | runtime | devel
+    base_image: str  # registry-less reference, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+    driver_compatibility: str | None  # native | minor-version | forward; None when the driver is unknown
+    min_driver: str | None  # lowest driver that runs this CUDA natively
+    min_driver_compat: str | None  # lowest driver through minor-version compatibility (CUDA >= 11)
+    compute_capabilities: tuple[str, ...]  # SASS the framework builds carry (intersection), for labels
+    brings_own_cuda: bool  # every framework installs its CUDA libraries as wheels
+    nvidia_requires: tuple[tuple[str, str], ...] = ()
+    # per framework build: (framework, SASS capabilities, PTX capabilities), for checking GPUs later
+    gpu_targets: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    def framework(self, name: str) -> str | None:
+        return next((v for n, v in self.frameworks if n == name), None)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Stack":
+        """The inverse of ``as_dict``, tolerant of absent keys (a lock's TOML has no null)."""
+        return cls(
+            python=data["python"], cuda=data["cuda"], cuda_release=data.get("cuda_release") or data["cuda"],
+            cudnn=data.get("cudnn"), cudnn_version=data.get("cudnn_version"),
+            frameworks=tuple((data.get("frameworks") or {}).items()), requirements=tuple(data.get("requirements", [])),
+            index_urls=tuple(data.get("index_urls", [])), find_links=tuple(data.get("find_links", [])),
+            flavor=data["flavor"], base_image=data["base_image"], driver_compatibility=data.get("driver_compatibility"),
+            min_driver=data.get("min_driver"), min_driver_compat=data.get("min_driver_compat"),
+            compute_capabilities=tuple(data.get("compute_capabilities", [])),
+            brings_own_cuda=bool(data.get("brings_own_cuda")),
+            nvidia_requires=tuple(sorted((data.get("nvidia_requires") or {}).items())),
+            gpu_targets=tuple((name, tuple(t.get("sass", [])), tuple(t.get("ptx", [])))
+                              for name, t in (data.get("gpu_targets") or {}).items()),
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "python": self.python,
+            "cuda": self.cuda,
+            "cuda_release": self.cuda_release,
+            "cudnn": self.cudnn,
+            "cudnn_version": self.cudnn_version,
+            "frameworks": dict(self.frameworks),
+            "requirements": list(self.requirements),
+            "index_urls": list(self.index_urls),
+            "find_links": list(self.find_links),
+            "flavor": self.flavor,
+            "base_image": self.base_image,
+            "driver_compatibility": self.driver_compatibility,
+            "min_driver": self.min_driver,
+            "min_driver_compat": self.min_driver_compat,
+            "compute_capabilities": list(self.compute_capabilities),
+            "brings_own_cuda": self.brings_own_cuda,
+            "nvidia_requires": dict(self.nvidia_requires),
+            "gpu_targets": {name: {"sass": list(sass), "ptx": list(ptx)} for name, sass, ptx in self.gpu_targets},
+        }
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The answer: the chosen stack (or None), every CUDA that works, and what went wrong."""
+
+    stack: Stack | None
+    valid_cuda: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    alternatives: tuple[Stack, ...] = field(default=(), compare=False)  # every valid stack, best first
+
+    @property
+    def ok(self) -> bool:
+        return self.stack is not None
+
+    def as_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "stack": self.stack.as_dict() if self.stack else None,
+            "valid_cuda": list(self.valid_cuda),
+            "problems": [p.as_dict() for p in self.problems],
+        }

@@ -1,0 +1,103 @@
+"""Several projects on one host: resolve each, then make them share what they can.
+
+Each project keeps its newest framework versions; among the stacks that give it those versions
+(other CUDA x.y, Python, flavor), the plan prefers the base images other projects use too, so the
+host pulls and stores the big layers once. Projects that cannot run get the smallest single driver
+upgrade after which every project fits.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from cudaenv.matrix import Matrix
+from cudaenv.resolver.model import Constraints, Host, Resolution, Stack
+from cudaenv.resolver.resolve import driver_candidates, host_problems, resolve
+from cudaenv.versions import numeric_key
+
+
+@dataclass(frozen=True)
+class PlannedProject:
+    name: str
+    resolution: Resolution
+    stack: Stack | None  # the stack the plan picked (may differ from the project's own first choice)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.stack is not None,
+                "stack": self.stack.as_dict() if self.stack else None,
+                "valid_cuda": list(self.resolution.valid_cuda),
+                "problems": [p.as_dict() for p in self.resolution.problems]}
+
+
+@dataclass(frozen=True)
+class Plan:
+    projects: tuple[PlannedProject, ...]
+    groups: tuple[tuple[str, tuple[str, ...]], ...]  # base image -> project names, largest group first
+    driver_upgrade: str | None  # smallest driver with which every project fits (None: not needed or none found)
+
+    @property
+    def ok(self) -> bool:
+        return all(p.stack is not None for p in self.projects)
+
+    def as_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "distinct_bases": len(self.groups),
+            "groups": [{"base_image": base, "projects": list(names)} for base, names in self.groups],
+            "projects": [p.as_dict() for p in self.projects],
+            "driver_upgrade": self.driver_upgrade,
+        }
+
+
+def _same_frameworks(stack: Stack, best: Stack) -> bool:
+    return stack.frameworks == best.frameworks
+
+
+def _choose_shared(resolutions: dict[str, Resolution]) -> dict[str, Stack]:
+    options = {
+        name: [s for s in r.alternatives if _same_frameworks(s, r.stack)]
+        for name, r in resolutions.items() if r.ok
+    }
+    chosen: dict[str, Stack] = {}
+    unassigned = set(options)
+    while unassigned:
+        counts = Counter(base for name in unassigned for base in {s.base_image for s in options[name]})
+        first_choices = Counter(options[name][0].base_image for name in unassigned)
+        # most projects first; then the base most projects would pick anyway; then a stable name order
+        base = max(counts, key=lambda b: (counts[b], first_choices[b], b))
+        for name in sorted(unassigned):
+            fitting = [s for s in options[name] if s.base_image == base]
+            if fitting:
+                chosen[name] = fitting[0]  # the project's own preference among stacks on that base
+        unassigned -= set(chosen)
+    return chosen
+
+
+def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) -> Plan:
+    resolutions = {name: resolve(matrix, constraints, host) for name, constraints in projects}
+    chosen = _choose_shared(resolutions)
+    planned = tuple(PlannedProject(name, resolutions[name], chosen.get(name)) for name, _ in projects)
+    groups: dict[str, list[str]] = {}
+    for project in planned:
+        if project.stack is not None:
+            groups.setdefault(project.stack.base_image, []).append(project.name)
+    ordered = tuple(sorted(((b, tuple(n)) for b, n in groups.items()), key=lambda item: (-len(item[1]), item[0])))
+    upgrade = None
+    if not all(p.stack is not None for p in planned):
+        upgrade = smallest_shared_driver(matrix, projects, host)
+    return Plan(projects=planned, groups=ordered, driver_upgrade=upgrade)
+
+
+def smallest_shared_driver(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) -> str | None:
+    """The lowest driver above the host's with which every project has a stack."""
+    current = numeric_key(host.driver) if host.driver else (0,)
+    for candidate in driver_candidates(matrix):
+        if numeric_key(candidate) <= current:
+            continue
+        trial = replace(host, driver=candidate)
+        if host_problems(matrix, trial):
+            continue
+        if all(resolve(matrix, constraints, trial, explain=False).ok for _, constraints in projects):
+            return candidate
+    return None

@@ -1,0 +1,592 @@
+"""Pick a stack for one project on one target host, or prove why none exists.
+
+The search runs per CUDA x.y (every x.y a requested framework is built for): the host's driver
+and GPUs either accept that CUDA or not (axes 1 and 2); the frameworks' builds for it are tried
+newest first, sharing one Python and non-conflicting nvidia-* pins (axis 3). The best stack is the
+one with the newest framework versions, then the newest CUDA, then the newest Python — except
+that forward compatibility (a cuda-compat package in the image, data-center GPUs only) is used
+only when nothing runs natively or through minor-version compatibility.
+
+When nothing fits, ``explain`` walks the same filters one at a time and reports the first that
+empties the field, then re-resolves with one constraint relaxed at a time to say what would fix
+it — a short proof, not a dump of every rejected candidate.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, replace
+from itertools import chain, islice, product
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudaenv.errors import UserError
+from cudaenv.matrix import Matrix
+from cudaenv.resolver import driver as drv
+from cudaenv.resolver import gpu as gpu_rules
+from cudaenv.matrix.builds import Build, framework_builds
+from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
+from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, Constraints, Host, Problem, Resolution, Stack
+from cudaenv.versions import major_minor, numeric_key, specifier_contains
+
+MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
+
+
+class UnknownVersion(UserError):
+    """A framework version or specifier that matches nothing in the matrix (exit 2)."""
+
+
+def _py_key(python: str) -> tuple[int, ...]:
+    return numeric_key(python)
+
+
+def _fmt_versions(values) -> str:
+    return ", ".join(sorted(set(values), key=numeric_key))
+
+
+def _fmt_python(values) -> str:
+    ordered = sorted(set(values), key=_py_key)
+    if len(ordered) > 2:
+        return f"{ordered[0]}–{ordered[-1]}"
+    return ", ".join(ordered)
+
+
+def _spec_text(spec: SpecifierSet | None) -> str:
+    """How a constraint reads in a sentence: ``==3.8`` as ``3.8``, ``>=2.4`` as is."""
+    if spec is None or not str(spec):
+        return "(any)"
+    items = list(spec)
+    if len(items) == 1 and items[0].operator == "==":
+        return items[0].version
+    return str(spec)
+
+
+# --- step 1: which builds each requested framework offers -------------------------------------
+
+
+def _companion_ok(build: Build, constraints: Constraints) -> bool:
+    for name, spec in constraints.frameworks:
+        if COMPANIONS.get(name) != build.framework:
+            continue
+        have = build.companion(name)
+        if have is None:
+            return False
+        if have[0].isdigit():
+            if not specifier_contains(spec, have):
+                return False
+        else:  # a range the framework declares (keras for TensorFlow): an exact pin must fall inside it
+            pinned = [s.version for s in spec if s.operator == "=="]
+            if pinned and not specifier_contains(SpecifierSet(have), pinned[0]):
+                return False
+    return True
+
+
+def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
+    """Unknown framework versions are bad input (exit 2), named with the nearest known ones."""
+    builds = framework_builds(matrix)
+    for name, spec in constraints.frameworks:
+        framework = name if name in FRAMEWORKS else COMPANIONS.get(name)
+        if framework is None:
+            raise UnknownVersion(f"unknown framework {name!r} (known: {', '.join(FRAMEWORKS + tuple(COMPANIONS))})")
+        if name in FRAMEWORKS:
+            known = sorted({b.version for b in builds[framework]}, key=Version)
+        else:
+            known = sorted({b.companion(name) for b in builds[framework] if b.companion(name) and b.companion(name)[0].isdigit()},
+                           key=Version)
+            if not known:
+                continue  # only ranges recorded (keras): nothing to check against
+        if not any(specifier_contains(spec, v) for v in known):
+            wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
+            near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6) if wanted else []
+            hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
+            raise UnknownVersion(f"{name} {_spec_text(spec)} matches no release in the matrix{hint} "
+                                 f"(see `cudaenv matrix list {framework}`)")
+
+
+def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list[Build]]:
+    builds = framework_builds(matrix)
+    out = {}
+    for name in constraints.framework_names:
+        spec = constraints.spec(name)
+        out[name] = [b for b in builds[name]
+                     if (spec is None or specifier_contains(spec, b.version)) and _companion_ok(b, constraints)
+                     and (constraints.flavor != "wheels" or b.brings_own_cuda)]
+    return out
+
+
+# --- step 2: the search -------------------------------------------------------------------------
+
+
+def _pins_compatible(a: str, b: str) -> bool:
+    """Whether two specifiers for one package can both hold (tested at the versions they name)."""
+    sa, sb = SpecifierSet(a), SpecifierSet(b)
+    points = [s.version for s in chain(sa, sb)]
+    if not points:
+        return True
+    if any(specifier_contains(sa, p) and specifier_contains(sb, p) for p in points):
+        return True
+    # two open-ended ranges in the same direction always meet
+    ops = {s.operator for s in chain(sa, sb)}
+    return ops <= {">=", ">"} or ops <= {"<=", "<"}
+
+
+def pin_conflicts(chosen: list[Build]) -> list[tuple[str, Build, str, Build, str]]:
+    conflicts = []
+    for i, first in enumerate(chosen):
+        for second in chosen[i + 1:]:
+            mine = dict(first.pins)
+            for name, spec in second.pins:
+                if name in mine and not _pins_compatible(mine[name], spec):
+                    conflicts.append((name, first, mine[name], second, spec))
+    return conflicts
+
+
+@dataclass(frozen=True)
+class _Context:
+    matrix: Matrix
+    constraints: Constraints
+    host: Host
+
+
+def _gpu_ok_for_build(ctx: _Context, build: Build, ptx_jit: bool) -> bool:
+    for gpu in ctx.host.gpus:
+        if gpu_rules.build_runs_on(build.sass, build.ptx, gpu.compute_capability, ptx_jit=ptx_jit) is False:
+            return False
+    return True
+
+
+def _mode_for(ctx: _Context, xy: str) -> tuple[bool, str | None]:
+    """(runs at all, mode) for CUDA x.y on the host's driver; mode None when the driver is unknown."""
+    if ctx.host.driver is None:
+        return True, None
+    mode = drv.driver_mode(ctx.matrix, ctx.host.driver, xy, all_datacenter=ctx.host.all_datacenter)
+    return mode is not None, mode
+
+
+def _toolkit_ok(ctx: _Context, xy: str) -> bool:
+    return all(gpu_rules.toolkit_supports(ctx.matrix, xy, g.compute_capability) for g in ctx.host.gpus)
+
+
+def _range_floor(spec: SpecifierSet | None) -> str | None:
+    lows = [s.version for s in spec or () if s.operator in (">=", "==", "~=")]
+    return max(lows, key=numeric_key) if lows else None
+
+
+def _stack_cudnn(chosen: list[Build]) -> tuple[str | None, str | None]:
+    """(the cuDNN the stack loads, what a system cuDNN in the base image must provide).
+
+    Builds that bring their own CUDA bundle or pin their cuDNN; the others (TensorFlow before
+    2.14, JAX's ``*_local`` extras, MXNet) load the system cuDNN, which must be the same major and
+    at least the version they were built with.
+    """
+    system = [b.cudnn or _range_floor(b.cudnn_range) for b in chosen if not b.brings_own_cuda]
+    system = [v for v in system if v]
+    need = max(system, key=numeric_key) if system else None
+    exact = [b.cudnn for b in chosen if b.cudnn and b.brings_own_cuda]
+    ranges = [_range_floor(b.cudnn_range) for b in chosen if b.cudnn_range is not None and b.brings_own_cuda]
+    version = exact[0] if exact else need or next((r for r in ranges if r), None)
+    return version, need
+
+
+def _flavor_for(ctx: _Context, chosen: list[Build], mode: str | None) -> str | None:
+    requested = ctx.constraints.flavor
+    own = bool(chosen) and all(b.brings_own_cuda for b in chosen)
+    if requested == "auto":
+        return "wheels" if own and mode != drv.FORWARD else "runtime"
+    if requested == "wheels" and (not own or mode == drv.FORWARD):
+        return None
+    return requested
+
+
+def _base_for(ctx: _Context, flavor: str, xy: str, python: str, system_cudnn: str | None) -> BaseChoice | None:
+    if flavor == "wheels":
+        return wheels_base(python)
+    cudnn_need = system_cudnn
+    if cudnn_need is None and not ctx.constraints.framework_names and ctx.constraints.cudnn is not None:
+        cudnn_need = _cudnn_for_constraint(ctx, xy)
+        if cudnn_need is None:
+            return None
+    return cuda_base(ctx.matrix, flavor, xy, cudnn=cudnn_need, os_name=ctx.constraints.os)
+
+
+def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
+    for image in sorted(ctx.matrix.images_for(xy), key=lambda i: numeric_key(i.cuda), reverse=True):
+        for offered in image.cudnn:
+            if specifier_contains(ctx.constraints.cudnn, major_minor(offered.version)) or \
+                    specifier_contains(ctx.constraints.cudnn, offered.version):
+                return offered.version
+    return None
+
+
+def _pythons(ctx: _Context, chosen: list[Build]) -> list[str]:
+    if chosen:
+        common = set.intersection(*(set(b.python) for b in chosen))
+    else:
+        common = {p for rows in framework_builds(ctx.matrix).values() for b in rows[:1] for p in b.python}
+    spec = ctx.constraints.python
+    return sorted((p for p in common if spec is None or specifier_contains(spec, p)), key=_py_key, reverse=True)
+
+
+def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: str | None) -> Stack | None:
+    cudnn, system_cudnn = _stack_cudnn(chosen)
+    if ctx.constraints.cudnn is not None:
+        if cudnn is None or not (specifier_contains(ctx.constraints.cudnn, major_minor(cudnn))
+                                 or specifier_contains(ctx.constraints.cudnn, cudnn)):
+            if chosen:
+                return None
+    flavor = _flavor_for(ctx, chosen, mode)
+    if flavor is None:
+        return None
+    base = _base_for(ctx, flavor, xy, python, system_cudnn)
+    if base is None:
+        return None
+    if base.cudnn and (not chosen or cudnn == system_cudnn):
+        cudnn = base.cudnn  # the image's own, more precise version
+    frameworks = []
+    for build in chosen:
+        frameworks.append((build.framework, build.version))
+        frameworks.extend(build.companions)
+    sass_sets = [set(b.sass) for b in chosen if b.sass]
+    sass = tuple(sorted(set.intersection(*sass_sets), key=numeric_key)) if sass_sets else ()
+    index_urls = tuple(dict.fromkeys(b.index_url for b in chosen if b.index_url))
+    find_links = tuple(dict.fromkeys(b.find_links for b in chosen if b.find_links))
+    requires = tuple(sorted({(n, s) for b in chosen for n, s in b.pins}))
+    release = base.cuda_release or _newest_release(ctx.matrix, xy)
+    return Stack(
+        python=python, cuda=xy, cuda_release=release, cudnn=major_minor(cudnn) if cudnn else None, cudnn_version=cudnn,
+        frameworks=tuple(frameworks), requirements=tuple(chain.from_iterable(b.requirements for b in chosen)),
+        index_urls=index_urls, find_links=find_links, flavor=flavor, base_image=base.reference,
+        driver_compatibility=mode, min_driver=drv.native_requirement(ctx.matrix, xy),
+        min_driver_compat=drv.minor_version_floor(ctx.matrix, xy), compute_capabilities=sass,
+        brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
+        gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
+        notes=("base-image-removed",) if base.removed else (),
+    )
+
+
+def _newest_release(matrix: Matrix, xy: str) -> str:
+    return max((r.version for r in matrix.cuda_releases_for(xy)), key=numeric_key)
+
+
+def _stack_key(stack: Stack, framework_order: tuple[str, ...]):
+    """Forward compatibility only when nothing runs otherwise; then the newest framework versions,
+    the newest CUDA, native over minor-version, the newest Python, and wheels images."""
+    versions = tuple(Version(stack.framework(name) or "0") for name in framework_order)
+    return (stack.driver_compatibility != drv.FORWARD, versions, numeric_key(stack.cuda),
+            MODE_RANK[stack.driver_compatibility], _py_key(stack.python), stack.flavor == "wheels")
+
+
+def _search_xy(ctx: _Context, xy: str, candidates: dict[str, list[Build]]) -> list[Stack]:
+    """Stacks for one CUDA x.y: the newest framework combination, for every Python it allows."""
+    if ctx.constraints.cuda is not None and not specifier_contains(ctx.constraints.cuda, xy):
+        return []
+    if not _toolkit_ok(ctx, xy):
+        return []
+    runs, mode = _mode_for(ctx, xy)
+    if not runs:
+        return []
+    ptx_jit = mode != drv.MINOR_VERSION
+    names = list(candidates)
+    per = [[b for b in candidates[n] if xy in b.cuda and _gpu_ok_for_build(ctx, b, ptx_jit)] for n in names]
+    if any(not options for options in per):
+        return []
+
+    def dfs(index: int, chosen: list[Build]) -> list[Stack]:
+        if index == len(per):
+            stacks = []
+            for python in _pythons(ctx, chosen):
+                stack = _make_stack(ctx, xy, chosen, python, mode)
+                if stack is not None:
+                    stacks.append(stack)
+            return stacks
+        for build in per[index]:
+            trial = chosen + [build]
+            if not _pythons(ctx, trial) or pin_conflicts(trial):
+                continue
+            found = dfs(index + 1, trial)
+            if found:
+                return found
+        return []
+
+    return dfs(0, [])
+
+
+def _cuda_candidates(ctx: _Context, candidates: dict[str, list[Build]]) -> list[str]:
+    if candidates:
+        xys = set.intersection(*({xy for b in builds for xy in b.cuda} for builds in candidates.values()))
+    else:
+        xys = {major_minor(i.cuda) for i in ctx.matrix.images}
+    return sorted(xys, key=numeric_key, reverse=True)
+
+
+def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
+    """Problems with the host itself, whatever the stack: a driver that dropped a GPU's architecture."""
+    problems = []
+    if host.driver is None:
+        return problems
+    for gpu in host.gpus:
+        if gpu_rules.driver_supports_architecture(matrix, host.driver, gpu) is False:
+            arch = gpu.architecture or getattr(matrix.architecture_of(gpu.compute_capability), "name", "?")
+            last = gpu_rules.last_branch_for(matrix, arch)
+            problems.append(Problem(
+                "driver-drops-architecture",
+                f"driver {host.driver} (R{numeric_key(host.driver)[0]}) does not support {arch.capitalize()} GPUs "
+                f"such as {gpu.label}; the last driver branch that does is R{last}",
+                fix=f"install a driver from branch R{last} or older for this GPU" if last else None,
+            ))
+    return problems
+
+
+def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bool = True) -> Resolution:
+    """The best stack for ``constraints`` on ``host``, every valid CUDA, and the problems found."""
+    check_versions_exist(matrix, constraints)
+    fatal = host_problems(matrix, host)
+    if fatal:
+        return Resolution(stack=None, valid_cuda=(), problems=tuple(fatal))
+    ctx = _Context(matrix, constraints, host)
+    candidates = candidate_builds(matrix, constraints)
+    stacks: list[Stack] = []
+    valid: list[str] = []
+    if all(candidates.values()) or not candidates:
+        for xy in _cuda_candidates(ctx, candidates):
+            found = _search_xy(ctx, xy, candidates)
+            if found:
+                valid.append(xy)
+                stacks.extend(found)
+    order = constraints.framework_names
+    stacks.sort(key=lambda s: _stack_key(s, order), reverse=True)
+    if not stacks:
+        problems = explain_failure(ctx, candidates) if explain else [Problem("no-stack", "no valid stack")]
+        return Resolution(stack=None, valid_cuda=(), problems=tuple(problems))
+    best = stacks[0]
+    return Resolution(stack=best, valid_cuda=tuple(sorted(valid, key=numeric_key)),
+                      problems=tuple(stack_warnings(ctx, best)), alternatives=tuple(stacks))
+
+
+# --- warnings on a good answer ------------------------------------------------------------------
+
+
+def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
+    out = []
+    if ctx.host.driver is None:
+        compat = f" (or >= {stack.min_driver_compat} through minor-version compatibility)" if stack.min_driver_compat else ""
+        out.append(Problem("driver-unknown", f"no driver version given or detected: this stack needs driver "
+                                             f">= {stack.min_driver}{compat}"))
+    elif stack.driver_compatibility == drv.MINOR_VERSION:
+        out.append(Problem("minor-version-compatibility",
+                           f"driver {ctx.host.driver} runs CUDA {stack.cuda} only through minor-version compatibility: "
+                           "features that need a newer driver are unavailable and PTX newer than the driver cannot be "
+                           "JIT-compiled", fix=f"upgrade the driver to >= {stack.min_driver} to run it natively"))
+    elif stack.driver_compatibility == drv.FORWARD:
+        out.append(Problem("forward-compatibility",
+                           f"driver {ctx.host.driver} runs CUDA {stack.cuda} through forward compatibility: the image "
+                           f"carries NVIDIA's cuda-compat package, which works on data-center GPUs only",
+                           fix=f"upgrade the driver to >= {stack.min_driver} to run it natively"))
+    if not ctx.host.gpus:
+        sms = ", ".join("sm_" + c.replace(".", "") for c in stack.compute_capabilities)
+        out.append(Problem("gpu-unknown", "no GPU given or detected: compute capabilities were not checked"
+                                          + (f"; the builds carry {sms}" if sms else "")))
+    if "base-image-removed" in stack.notes:
+        out.append(Problem("base-image-removed",
+                           f"NVIDIA deleted the {stack.base_image} tags from Docker Hub in its EOL cleanup",
+                           fix="set build.base_registry to a mirror that kept them, or allow a newer CUDA"))
+    return out
+
+
+# --- explaining a "no" --------------------------------------------------------------------------
+
+
+def _framework_desc(name: str, constraints: Constraints) -> str:
+    spec = constraints.spec(name)
+    return f"{name} {_spec_text(spec)}" if spec is not None and str(spec) else name
+
+
+def _cuda_list(builds: list[Build]) -> str:
+    return _fmt_versions({xy for b in builds for xy in b.cuda})
+
+
+def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[Problem]:
+    m, c, host = ctx.matrix, ctx.constraints, ctx.host
+    problems: list[Problem] = []
+
+    # Python
+    if c.python is not None:
+        for name, builds in candidates.items():
+            pythons = {p for b in builds for p in b.python}
+            if not any(specifier_contains(c.python, p) for p in pythons):
+                problems.append(Problem("python-unavailable",
+                                        f"{_framework_desc(name, c)} publishes Linux wheels for Python {_fmt_python(pythons)}, "
+                                        f"not Python {_spec_text(c.python)}"))
+        if problems:
+            return problems + _fixes(ctx)
+        candidates = {n: [b for b in bs if any(specifier_contains(c.python, p) for p in b.python)] for n, bs in candidates.items()}
+
+    # a CUDA the frameworks share
+    if len(candidates) > 1 and not _cuda_candidates(ctx, candidates):
+        detail = "; ".join(f"{_framework_desc(n, c)} for CUDA {_cuda_list(bs)}" for n, bs in candidates.items())
+        problems.append(Problem("no-common-cuda", f"the frameworks share no CUDA version: {detail}"))
+        return problems + _fixes(ctx)
+
+    xys = _cuda_candidates(ctx, candidates)
+    if c.cuda is not None:
+        allowed = [xy for xy in xys if specifier_contains(c.cuda, xy)]
+        if not allowed:
+            problems.append(Problem("cuda-constraint", f"CUDA {c.cuda} admits none of the CUDA versions the frameworks "
+                                                        f"are built for ({_fmt_versions(xys)})"))
+            return problems + _fixes(ctx)
+        xys = allowed
+
+    for g in host.gpus:
+        toolkit_ok = [xy for xy in xys if gpu_rules.toolkit_supports(m, xy, g.compute_capability)]
+        if not toolkit_ok:
+            ranges = {xy: gpu_rules.toolkit_range(m, xy) for xy in xys}
+            supporting = [xy for xy in m.cuda_minors if gpu_rules.toolkit_supports(m, xy, g.compute_capability)]
+            need = (f"CUDA {supporting[0]}–{supporting[-1]} support it" if supporting else "no CUDA in the matrix supports it")
+            what = ", ".join(f"{xy} (sm_{r[0].replace('.', '')}–sm_{r[1].replace('.', '')})" for xy, r in ranges.items() if r)
+            problems.append(Problem("gpu-unsupported-by-cuda",
+                                    f"{g.label} is outside what CUDA {_fmt_versions(xys)} can target ({what}); {need}"))
+    if problems:
+        return problems + _fixes(ctx)
+    xys = [xy for xy in xys if _toolkit_ok(ctx, xy)]
+
+    if host.driver is not None:
+        runnable = [xy for xy in xys if _mode_for(ctx, xy)[0]]
+        if not runnable:
+            support = drv.driver_support(m, host.driver)
+            natively = f"CUDA <= {support.max_native_cuda} natively" if support.max_native_cuda else "no CUDA natively"
+            compat = (f" and <= {support.max_minor_version_cuda} through minor-version compatibility"
+                      if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
+            wanted = "; ".join(f"{_framework_desc(n, c)} is built for CUDA {_cuda_list(bs)}" for n, bs in candidates.items()) \
+                or f"the CUDA versions allowed need more ({_fmt_versions(xys)})"
+            problems.append(Problem("driver-too-old", f"driver {host.driver} supports {natively}{compat}; {wanted}"))
+            return problems + _fixes(ctx)
+        xys = runnable
+
+    if host.gpus:
+        for name, builds in candidates.items():
+            usable = [b for b in builds if any(xy in b.cuda for xy in xys)]
+            failing = [g for g in host.gpus
+                       if not any(_gpu_ok_for_build(replace(ctx, host=Host(host.driver, (g,))), b, True) for b in usable)]
+            for g in failing:
+                sms = sorted({s for b in usable for s in b.sass}, key=numeric_key)
+                with_gpu = [b for b in ctx_builds(m, name)
+                            if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True)]
+                newest = f"; the newest {name} build that includes it is {with_gpu[0].label}" if with_gpu else \
+                    f"; no {name} build in the matrix includes it"
+                problems.append(Problem("gpu-unsupported-by-build",
+                                        f"{g.label} is not in the SM list of {_framework_desc(name, c)} for CUDA "
+                                        f"{_fmt_versions(xys)} (built for {', '.join('sm_' + s.replace('.', '') for s in sms) or 'unknown'})"
+                                        f"{newest}"))
+        if problems:
+            return problems + _fixes(ctx)
+
+    # combinations: Python shared by all frameworks, non-conflicting nvidia-* pins
+    usable = {n: [b for b in bs if any(xy in b.cuda for xy in xys)] for n, bs in candidates.items()}
+    if len(usable) > 1:
+        pythons = [{p for b in bs for p in b.python} for bs in usable.values()]
+        if not set.intersection(*pythons):
+            detail = "; ".join(f"{n} for Python {_fmt_python({p for b in bs for p in b.python})}" for n, bs in usable.items())
+            problems.append(Problem("no-common-python", f"the frameworks share no Python version: {detail}"))
+            return problems + _fixes(ctx)
+        conflict = _first_pin_conflict(ctx, usable, xys)
+        if conflict is not None:
+            name, a, spec_a, b, spec_b = conflict
+            problems.append(Problem("conflicting-pins", f"{a.label} requires {name}{spec_a} but {b.label} requires "
+                                                         f"{name}{spec_b}: they cannot share one environment"))
+            return problems + _fixes(ctx)
+
+    if c.cudnn is not None:
+        problems.append(Problem("cudnn-constraint", f"cuDNN {c.cudnn} is not what the matching builds use"))
+    elif c.flavor == "wheels":
+        problems.append(Problem("flavor-constraint", "flavor 'wheels' needs every framework to install its own CUDA "
+                                                     "libraries (and no forward compatibility); these builds do not"))
+    else:
+        problems.append(Problem("no-base-image", f"no nvidia/cuda base image in the matrix fits CUDA {_fmt_versions(xys)} "
+                                                 "with the cuDNN these builds need"))
+    return problems + _fixes(ctx)
+
+
+def _first_pin_conflict(ctx: _Context, usable: dict[str, list[Build]], xys: list[str], cap: int = 20000):
+    """The best-ranked pin conflict, when every combination sharing a CUDA and a Python conflicts."""
+    first = None
+    for xy in xys:
+        per = [[b for b in builds if xy in b.cuda] for builds in usable.values()]
+        if any(not options for options in per):
+            continue
+        for combo in islice(product(*per), cap):
+            chosen = list(combo)
+            if not _pythons(ctx, chosen):
+                continue
+            conflicts = pin_conflicts(chosen)
+            if not conflicts:
+                return None  # some combination is fine: pins are not what stands in the way
+            first = first or conflicts[0]
+    return first
+
+
+def ctx_builds(matrix: Matrix, name: str) -> tuple[Build, ...]:
+    return framework_builds(matrix)[name]
+
+
+def _fixes(ctx: _Context) -> list[Problem]:
+    """What would make a stack exist: one relaxation at a time, each checked by resolving again."""
+    m, c, host = ctx.matrix, ctx.constraints, ctx.host
+    fixes: list[Problem] = []
+
+    if host.driver is not None:
+        needed = smallest_driver(m, c, host)
+        if needed is not None:
+            fixes.append(Problem("fix-driver", f"upgrade the driver to >= {needed}",
+                                 fix=f"upgrade the NVIDIA driver to {needed} or newer"))
+    if c.python is not None:
+        relaxed = resolve(m, replace(c, python=None), host, explain=False)
+        if relaxed.ok:
+            pythons = sorted({s.python for s in relaxed.alternatives}, key=_py_key)
+            fixes.append(Problem("fix-python", f"use Python {_fmt_python(pythons)} instead of {_spec_text(c.python)}",
+                                 fix=f"set python to {relaxed.stack.python}"))
+    for name, spec in c.frameworks:
+        relaxed_c = replace(c, frameworks=tuple((n, s) for n, s in c.frameworks if n != name))
+        if name in FRAMEWORKS:
+            relaxed_c = replace(relaxed_c, frameworks=relaxed_c.frameworks + ((name, SpecifierSet()),))
+        relaxed = resolve(m, relaxed_c, host, explain=False)
+        if relaxed.ok:
+            framework = name if name in FRAMEWORKS else COMPANIONS[name]
+            got = relaxed.stack.framework(name) or relaxed.stack.framework(framework)
+            fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {name} {got} fits this host",
+                                 fix=f"allow {name} {got}"))
+    for field_name in ("cuda", "cudnn"):
+        if getattr(c, field_name) is not None:
+            relaxed = resolve(m, replace(c, **{field_name: None}), host, explain=False)
+            if relaxed.ok:
+                value = relaxed.stack.cuda if field_name == "cuda" else relaxed.stack.cudnn
+                fixes.append(Problem(f"fix-{field_name}", f"relax the {field_name} constraint ({getattr(c, field_name)}): "
+                                                          f"{field_name} {value} fits", fix=f"allow {field_name} {value}"))
+    if c.flavor != "auto":
+        relaxed = resolve(m, replace(c, flavor="auto"), host, explain=False)
+        if relaxed.ok:
+            fixes.append(Problem("fix-flavor", f"flavor {c.flavor!r} cannot work here; flavor {relaxed.stack.flavor!r} does",
+                                 fix=f"set flavor to {relaxed.stack.flavor}"))
+    return fixes
+
+
+def driver_candidates(matrix: Matrix) -> list[str]:
+    """Every driver version at which what the matrix allows changes: native minimums and floors."""
+    values = {r.min_driver for r in matrix.cuda_releases if r.min_driver}
+    values |= {m.minor_version_floor for m in matrix.cuda_majors}
+    values |= {str(b) for xy in matrix.cuda_minors if (b := drv.native_min_branch(matrix, xy)) is not None}
+    return sorted(values, key=numeric_key)
+
+
+def smallest_driver(matrix: Matrix, constraints: Constraints, host: Host) -> str | None:
+    """The lowest driver, above the host's, with which a stack exists and every GPU stays supported."""
+    current = numeric_key(host.driver) if host.driver else (0,)
+    for candidate in driver_candidates(matrix):
+        if numeric_key(candidate) <= current:
+            continue
+        trial = replace(host, driver=candidate)
+        if host_problems(matrix, trial):
+            continue
+        if resolve(matrix, constraints, trial, explain=False).ok:
+            return candidate
+    return None

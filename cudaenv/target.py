@@ -1,0 +1,91 @@
+"""The target host: declared (``--driver``/``--gpu``/``--compute-capability``, the
+``CUDAENV_DRIVER_VERSION`` / ``CUDAENV_GPUS`` environment, a project's [target]) or detected.
+
+Declaring anything turns detection off, so a CI runner (or a laptop) never mixes its own GPUs
+into the description of another machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cudaenv.errors import UserError
+from cudaenv.host import HostInfo, check_driver_text, environment_overrides
+from cudaenv.matrix import Matrix
+from cudaenv.resolver.model import Host, TargetGpu
+from cudaenv.versions import is_numeric
+
+
+@dataclass(frozen=True)
+class Target:
+    host: Host
+    origin: str  # "declared", "detected", or "unknown"
+    detected: HostInfo | None = None
+
+    def as_dict(self) -> dict:
+        return {"driver": self.host.driver, "gpus": [g.name or g.compute_capability for g in self.host.gpus],
+                "origin": self.origin}
+
+    def describe(self) -> str:
+        driver = f"driver {self.host.driver}" if self.host.driver else "driver unknown"
+        gpus = ", ".join(g.label for g in self.host.gpus) if self.host.gpus else "GPUs unknown"
+        return f"{driver}; {gpus} ({self.origin})"
+
+
+def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu:
+    row = matrix.find_gpu(name)
+    if row is None:
+        raise UserError(f"{where}: unknown GPU {name!r} (see `cudaenv matrix list gpu`, or give its "
+                        "compute capability with --compute-capability X.Y)")
+    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter)
+
+
+def gpu_by_cc(matrix: Matrix, cc: str, *, where: str = "--compute-capability") -> TargetGpu:
+    cc = cc.strip()
+    if not is_numeric(cc, 2):
+        raise UserError(f"{where}: expected a compute capability like 8.0, got {cc!r}")
+    arch = matrix.architecture_of(cc)
+    if arch is None:
+        known = ", ".join(c for a in matrix.architectures for c in a.compute_capabilities)
+        raise UserError(f"{where}: {cc} is not a known compute capability (known: {known})")
+    return TargetGpu(cc, None, arch.name, False)
+
+
+def host_from_detection(matrix: Matrix, info: HostInfo) -> Host:
+    gpus = []
+    for found in info.gpus:
+        row = matrix.find_gpu(found.name)
+        cc = found.compute_capability or (row.compute_capability if row else None)
+        if cc is None:
+            continue  # an unknown board without a reported capability cannot be checked
+        arch = matrix.architecture_of(cc)
+        gpus.append(TargetGpu(cc, row.name if row else found.name, arch.name if arch else None,
+                              row.datacenter if row else False))
+    return Host(info.driver, tuple(gpus))
+
+
+def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], compute_capabilities: Sequence[str],
+                   detect: bool = True) -> Target:
+    env_driver, env_gpus = environment_overrides()
+    declared_driver = check_driver_text(driver, "--driver") if driver else env_driver
+    targets = [gpu_by_name(matrix, n) for n in gpus] + [gpu_by_cc(matrix, c) for c in compute_capabilities]
+    if not targets and env_gpus:
+        targets = [gpu_by_name(matrix, n, where="CUDAENV_GPUS") for n in env_gpus]
+    if declared_driver or targets:
+        return Target(Host(declared_driver, tuple(targets)), "declared")
+    if not detect:
+        return Target(Host(), "unknown")
+    from cudaenv.host import detect as detect_host
+
+    info = detect_host()
+    if info.driver is None:
+        return Target(Host(), "unknown", info)
+    return Target(host_from_detection(matrix, info), f"detected via {info.source}", info)
+
+
+def project_target(matrix: Matrix, project) -> Target:
+    """The host a lock is for: the configured [target] only, never this machine, so a lock
+    written on a laptop and checked on a GPU-less CI runner agree."""
+    return resolve_target(matrix, driver=project.target.driver, gpus=project.target.gpus,
+                          compute_capabilities=project.target.compute_capabilities, detect=False)
