@@ -1,0 +1,134 @@
+"""``cudaenv init`` and ``cudaenv lock``: a project's configuration and its lock file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cudaenv.cli.output import emit_json, json_option
+from cudaenv.cli.resolve_cmd import render_resolution
+from cudaenv.cli.target import Target, resolve_target, target_options
+from cudaenv.target import project_target
+from cudaenv.errors import UserError
+from cudaenv.matrix import load_matrix
+from cudaenv.project import Project, load_project
+from cudaenv.project.config import CONFIG_FILE, find_config, parse_config
+from cudaenv.resolver.resolve import resolve
+
+
+@click.command("init")
+@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite an existing cudaenv.toml.")
+@click.option("--no-lock", is_flag=True, help="Write cudaenv.toml only (no cudaenv.lock, no network).")
+@target_options()
+@click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
+@json_option
+def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no_detect, as_json) -> None:
+    """Create cudaenv.toml (and cudaenv.lock) for an existing project.
+
+    Reads requirements*.txt, pyproject.toml, .python-version and environment.yml, detects this
+    machine's driver and GPUs (or takes --driver/--gpu), resolves a stack, and writes a commented
+    configuration. Never overwrites an existing one without --force; writes nothing when the
+    project's pins admit no stack (and says why).
+    """
+    from cudaenv.project.detect import detect_project
+    from cudaenv.project.init import constraints_from_detected, render_config
+    from cudaenv.project.lock import lock_project, write_atomically
+
+    existing = find_config(directory)
+    if existing is not None and not force:
+        raise UserError(f"{existing} already configures cudaenv; pass --force to overwrite it")
+    matrix = load_matrix()
+    detected = detect_project(directory)
+    plan = constraints_from_detected(detected)
+    target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
+                            detect=not no_detect)
+    result = resolve(matrix, plan.constraints, target.host)
+    if not result.ok:
+        if as_json:
+            emit_json({"ok": False, "found": detected.found, "resolution": result.as_dict(), "written": []})
+        else:
+            _print_found(detected)
+            click.echo(render_resolution(result, target.describe()))
+            click.echo("nothing written: fix the pins above, or pass the target host with --driver/--gpu")
+        click.get_current_context().exit(1)
+
+    requirement_files = detected.requirement_files or (
+        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else [])
+    text = render_config(directory.resolve().name, detected, plan, result.stack, target.host, requirement_files)
+    config_path = directory / CONFIG_FILE
+    written = [str(config_path)]
+    lock_text = None
+    if not no_lock:
+        import tomlkit
+
+        # lock exactly the configuration about to be written
+        project = parse_config(directory, tomlkit.parse(text).unwrap(), str(config_path), config_path)
+        locked, lock = lock_project(project, matrix)
+        if lock is None:  # the written [target] differs from what init resolved for: say so, write nothing
+            click.echo(render_resolution(locked, "the [target] written to cudaenv.toml"), err=True)
+            click.get_current_context().exit(1)
+        lock_text = lock.as_toml()
+        written.append(str(project.lock_path))
+    write_atomically(config_path, text)  # only now: a failed lock leaves the project untouched
+    if lock_text is not None:
+        write_atomically(directory / "cudaenv.lock", lock_text)
+    if as_json:
+        emit_json({"ok": True, "found": detected.found, "resolution": result.as_dict(), "written": written})
+        return
+    _print_found(detected)
+    click.echo(render_resolution(result, target.describe()))
+    click.echo(f"wrote {', '.join(written)}")
+    click.echo(f"next: cudaenv build {directory}" if str(directory) != "." else "next: cudaenv build")
+
+
+def _print_found(detected) -> None:
+    if detected.found:
+        click.echo("found: " + "; ".join(detected.found))
+    else:
+        click.echo("found: no framework requirements (a plain CUDA runtime project)")
+
+
+@click.command("lock")
+@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--check", is_flag=True, help="Exit 1 when cudaenv.lock no longer matches the configuration or matrix.")
+@json_option
+def lock(directory: Path, check: bool, as_json: bool) -> None:
+    """Resolve the project and write cudaenv.lock with its requirements fully pinned.
+
+    The lock is for the configured [target] (not this machine). With --check nothing is
+    written: exit 0 when the lock is current, 1 when it is stale (what CI runs).
+    """
+    from cudaenv.project.lock import lock_project, read_lock, staleness, write_atomically
+
+    project = load_project(directory)
+    matrix = load_matrix()
+    target = project_target(matrix, project)
+    if check:
+        result = resolve(matrix, project.constraints, target.host, explain=False)
+        reasons = staleness(read_lock(project.lock_path), project, result.stack, matrix.revision)
+        if as_json:
+            emit_json({"ok": not reasons, "lock": str(project.lock_path), "stale": reasons})
+        else:
+            for reason in reasons:
+                click.echo(f"✗ {project.lock_path}: {reason}")
+            if not reasons:
+                click.echo(f"✓ {project.lock_path} is up to date")
+        click.get_current_context().exit(1 if reasons else 0)
+    result, lock_value = lock_project(project, matrix)
+    if lock_value is None:
+        if as_json:
+            emit_json({"ok": False, "lock": None, "resolution": result.as_dict()})
+        else:
+            click.echo(render_resolution(result, target.describe()))
+        click.get_current_context().exit(1)
+    pinned = lock_value.pinned
+    write_atomically(project.lock_path, lock_value.as_toml())
+    if as_json:
+        emit_json({"ok": True, "lock": str(project.lock_path), "stack": result.stack.as_dict(), "pinned": list(pinned)})
+        return
+    s = result.stack
+    click.echo(f"locked {project.name}: {', '.join(f'{n} {v}' for n, v in s.frameworks) or 'CUDA runtime'}; "
+               f"CUDA {s.cuda}, Python {s.python}; {len(pinned)} pinned requirements")
+    click.echo(f"wrote {project.lock_path}")

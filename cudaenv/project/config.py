@@ -1,0 +1,337 @@
+"""A project's ``cudaenv.toml`` (or ``[tool.cudaenv]`` in ``pyproject.toml``): parsed and validated.
+
+Every mistake is one line naming the file, the key and what was expected — unknown keys get a
+did-you-mean — and exits 2. The schema is documented in the README ("Configuration").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+
+from cudaenv.errors import UserError
+from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
+from cudaenv.versions import is_numeric, parse_specifier
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_FILE = "cudaenv.toml"
+
+SCHEMA: dict[str, tuple[str, ...]] = {
+    "project": ("name", "python", "requirements"),
+    "frameworks": tuple(FRAMEWORKS) + tuple(COMPANIONS),
+    "cuda": ("version", "cudnn"),
+    "target": ("driver", "gpus", "compute_capabilities"),
+    "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index", "ca_cert"),
+    "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits"),
+}
+
+# Debian policy 5.6.1: lower case letters, digits, + - . ; at least two characters; starts alphanumeric
+DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SHM_SIZE = re.compile(r"^\d+(?:\.\d+)?[bkmgBKMG]?$")
+REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+PORT = re.compile(r"^(?:(?:\d{1,3}\.){3}\d{1,3}:)?(?:\d{1,5}:)?\d{1,5}(?:/(?:tcp|udp))?$")
+GPU_SPEC = re.compile(r"^(?:all|none|auto|\d+|(?:\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+)(?:,(?:\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+))*)$")
+
+
+class ConfigError(UserError):
+    """Invalid project configuration (exit 2)."""
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    driver: str | None = None
+    gpus: tuple[str, ...] = ()
+    compute_capabilities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    flavor: str = "auto"
+    os: str | None = None
+    system_packages: tuple[str, ...] = ()
+    base_registry: str = ""
+    python_index: str = ""  # replaces https://pypi.org/simple (a mirror, or a local index in tests)
+    framework_index: str = ""  # replaces the framework build's own index (download.pytorch.org/whl/cuXYZ)
+    ca_cert: Path | None = None
+
+
+# NVIDIA's recommendation for NCCL and deep-learning containers: unlimited locked memory, a 64 MiB stack
+DEFAULT_ULIMITS = (("memlock", -1, -1), ("stack", 67108864, 67108864))
+ULIMIT_NAMES = ("core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile", "nproc", "rss",
+                "rtprio", "rttime", "sigpending", "stack")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    gpus: str = "all"
+    shm_size: str = "8g"
+    ipc: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    ports: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+    ulimits: tuple[tuple[str, int, int], ...] = DEFAULT_ULIMITS
+
+
+def parse_ulimit(name: str, value, where: str) -> tuple[str, int, int]:
+    """``memlock = -1`` / ``nofile = "1024:4096"`` -> (name, soft, hard); -1 is unlimited."""
+    if name not in ULIMIT_NAMES:
+        close = difflib.get_close_matches(name, ULIMIT_NAMES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(ULIMIT_NAMES)})"
+        raise ConfigError(f"{where}: unknown ulimit {name!r}{hint}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return name, value, value
+    if isinstance(value, str) and re.fullmatch(r"-?\d+(:-?\d+)?", value.strip()):
+        soft, _, hard = value.strip().partition(":")
+        return name, int(soft), int(hard or soft)
+    raise ConfigError(f"{where}: ulimit {name}: expected a number or 'soft:hard' (-1 for unlimited), got {value!r}")
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    config_path: Path | None  # None: no configuration yet (defaults)
+    name: str
+    python: str | None
+    requirements: tuple[Path, ...]
+    constraints: Constraints
+    target: TargetConfig = field(default_factory=TargetConfig)
+    build: BuildConfig = field(default_factory=BuildConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+    raw: dict = field(default_factory=dict, compare=False, repr=False)  # the tables as read, for the lock hash
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "cudaenv.lock"
+
+
+class _Reader:
+    def __init__(self, where: str, data: dict) -> None:
+        self.where = where
+        self.data = data
+
+    def fail(self, key: str, expected: str, value: Any) -> ConfigError:
+        return ConfigError(f"{self.where}: {key}: expected {expected}, got {value!r}")
+
+    def section(self, name: str) -> dict:
+        value = self.data.get(name, {})
+        if not isinstance(value, dict):
+            raise self.fail(f"[{name}]", "a table", value)
+        allowed = SCHEMA[name]
+        for key in value:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(allowed)})"
+                raise ConfigError(f"{self.where}: unknown key '{name}.{key}'{hint}")
+        return value
+
+    def str(self, table: dict, section: str, key: str, default=None):
+        value = table.get(key, default)
+        if value is not default and not isinstance(value, str):
+            raise self.fail(f"{section}.{key}", "a string", value)
+        return value
+
+    def str_list(self, table: dict, section: str, key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise self.fail(f"{section}.{key}", "a list of strings", value)
+        return tuple(value)
+
+    def spec(self, table: dict, section: str, key: str) -> SpecifierSet | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.fail(f"{section}.{key}", 'a version or PEP 440 specifier string such as ">=2.4,<2.7"', value)
+        if value.strip().lower() in ("", "*", "any"):
+            return SpecifierSet()
+        spec = parse_specifier(value)
+        if spec is None:
+            raise self.fail(f"{section}.{key}", 'a version or PEP 440 specifier such as ">=2.4,<2.7"', value)
+        return spec
+
+
+def read_config_file(path: Path) -> tuple[dict, str]:
+    """(the cudaenv tables, a label for messages) from cudaenv.toml or pyproject.toml."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {}).get("cudaenv")
+        if tool is None:
+            return {}, f"{path} [tool.cudaenv]"
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: tool.cudaenv: expected a table")
+        return tool, f"{path} [tool.cudaenv]"
+    return data, str(path)
+
+
+def sanitize_name(name: str) -> str:
+    """A directory name made into a valid image name (``My Project`` -> ``my-project``)."""
+    cleaned = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("._-")
+    cleaned = re.sub(r"[._-]{2,}", "-", cleaned)
+    return cleaned or "project"
+
+
+def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -> Project:
+    reader = _Reader(where, data)
+    for key in data:
+        if key not in SCHEMA:
+            close = difflib.get_close_matches(key, SCHEMA, n=1)
+            hint = f" (did you mean [{close[0]}]?)" if close else f" (tables: {', '.join(f'[{s}]' for s in SCHEMA)})"
+            raise ConfigError(f"{where}: unknown table [{key}]{hint}")
+
+    project = reader.section("project")
+    name = reader.str(project, "project", "name") or sanitize_name(root.resolve().name)
+    if not IMAGE_NAME.match(name):
+        raise reader.fail("project.name", "an image name of lower-case letters, digits and . _ - (e.g. 'detector')", name)
+    python_text = project.get("python")
+    python = reader.spec(project, "project", "python")
+    requirements = []
+    for item in reader.str_list(project, "project", "requirements"):
+        path = (root / item)
+        if not path.is_file():
+            raise ConfigError(f"{where}: project.requirements: file {item!r} does not exist in {root}")
+        if not path.resolve().is_relative_to(root.resolve()):
+            raise ConfigError(f"{where}: project.requirements: {item!r} is outside the project directory")
+        requirements.append(Path(item))
+
+    frameworks_table = reader.section("frameworks")
+    frameworks = tuple((key, reader.spec(frameworks_table, "frameworks", key)) for key in SCHEMA["frameworks"]
+                       if key in frameworks_table)
+
+    cuda = reader.section("cuda")
+    target = reader.section("target")
+    driver = reader.str(target, "target", "driver")
+    if driver is not None and not is_numeric(driver.strip(), min_parts=2):
+        raise reader.fail("target.driver", "a driver version like 535.104.05", driver)
+    ccs = reader.str_list(target, "target", "compute_capabilities")
+    for cc in ccs:
+        if not is_numeric(cc, 2):
+            raise reader.fail("target.compute_capabilities", 'compute capabilities like "8.0"', cc)
+
+    build = reader.section("build")
+    flavor = reader.str(build, "build", "flavor", "auto")
+    if flavor not in FLAVORS:
+        raise reader.fail("build.flavor", f"one of {', '.join(FLAVORS)}", flavor)
+    packages = reader.str_list(build, "build", "system_packages")
+    for package in packages:
+        if not DEBIAN_PACKAGE.match(package):
+            raise reader.fail("build.system_packages", "Debian package names (lower-case letters, digits, + - .)", package)
+    base_registry = (reader.str(build, "build", "base_registry", "") or "").strip().rstrip("/")
+    if base_registry and not REGISTRY.match(base_registry):
+        raise reader.fail("build.base_registry", "a registry prefix like registry.example.com:5000/mirror (no scheme)", base_registry)
+    indexes = {}
+    for key in ("python_index", "framework_index"):
+        value = (reader.str(build, "build", key, "") or "").strip()
+        if value and not re.match(r"^https?://[^\s'\"]+$", value):
+            raise reader.fail(f"build.{key}", "an http(s):// URL of a PEP 503 simple index", value)
+        indexes[key] = value
+    ca_text = reader.str(build, "build", "ca_cert", "") or ""
+    ca_cert = None
+    if ca_text:
+        ca_cert = Path(ca_text).expanduser()
+        if not ca_cert.is_absolute():
+            ca_cert = root / ca_cert
+        if not ca_cert.is_file():
+            raise ConfigError(f"{where}: build.ca_cert: file {ca_text!r} does not exist")
+
+    run = reader.section("run")
+    gpus_value = run.get("gpus", "all")
+    gpus_text = str(gpus_value) if isinstance(gpus_value, int) and not isinstance(gpus_value, bool) else gpus_value
+    if not isinstance(gpus_text, str) or not GPU_SPEC.match(gpus_text):
+        raise reader.fail("run.gpus", "all, none, auto, a count, or device indices/UUIDs like '0,1'", gpus_value)
+    shm = reader.str(run, "run", "shm_size", "8g")
+    if not SHM_SIZE.match(shm):
+        raise reader.fail("run.shm_size", "a size like 8g or 512m", shm)
+    ipc = reader.str(run, "run", "ipc")
+    if ipc is not None and ipc not in ("host", "private", "shareable"):
+        raise reader.fail("run.ipc", "host, private or shareable", ipc)
+    env = run.get("env", {})
+    if not isinstance(env, dict):
+        raise reader.fail("run.env", "a table of NAME = \"value\"", env)
+    for key, value in env.items():
+        if not ENV_NAME.match(key):
+            raise reader.fail("run.env", "variable names of letters, digits and _", key)
+        if not isinstance(value, (str, int, float, bool)):
+            raise reader.fail(f"run.env.{key}", "a string", value)
+    ports = []
+    for port in run.get("ports", []) if isinstance(run.get("ports", []), list) else [run.get("ports")]:
+        text = str(port) if isinstance(port, int) and not isinstance(port, bool) else port
+        if not isinstance(text, str) or not PORT.match(text):
+            raise reader.fail("run.ports", 'ports like 8888 or "8888:8888"', port)
+        ports.append(text)
+    command = run.get("command", [])
+    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+        raise reader.fail("run.command", 'a list of strings like ["python", "train.py"]', command)
+    ulimits_table = run.get("ulimits", {})
+    if not isinstance(ulimits_table, dict):
+        raise reader.fail("run.ulimits", "a table like {memlock = -1, stack = 67108864}", ulimits_table)
+    ulimits = {name: (soft, hard) for name, soft, hard in DEFAULT_ULIMITS}
+    for limit, value in ulimits_table.items():
+        _, soft, hard = parse_ulimit(limit, value, f"{where}: run.ulimits")
+        ulimits[limit] = (soft, hard)
+
+    constraints = Constraints(
+        python=python, frameworks=frameworks, cuda=reader.spec(cuda, "cuda", "version"),
+        cudnn=reader.spec(cuda, "cuda", "cudnn"), flavor=flavor, os=reader.str(build, "build", "os"),
+    )
+    return Project(
+        root=root, config_path=config_path, name=name, python=python_text, requirements=tuple(requirements),
+        constraints=constraints,
+        target=TargetConfig(driver=driver.strip() if driver else None, gpus=reader.str_list(target, "target", "gpus"),
+                            compute_capabilities=ccs),
+        build=BuildConfig(flavor=flavor, os=build.get("os"), system_packages=packages, base_registry=base_registry,
+                          ca_cert=ca_cert, **indexes),
+        run=RunConfig(gpus=gpus_text, shm_size=shm, ipc=ipc, env=tuple(sorted((k, str(v)) for k, v in env.items())),
+                      ports=tuple(ports), command=tuple(command),
+                      ulimits=tuple((n, s, h) for n, (s, h) in sorted(ulimits.items()))),
+        raw=data,
+    )
+
+
+def find_config(root: Path) -> Path | None:
+    """cudaenv.toml wins; else pyproject.toml when it has a [tool.cudaenv] table."""
+    candidate = root / CONFIG_FILE
+    if candidate.is_file():
+        return candidate
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        data, _ = read_config_file(pyproject)
+        if data:
+            return pyproject
+    return None
+
+
+def load_project(directory: str | Path, *, required: bool = True) -> Project:
+    root = Path(directory)
+    if not root.is_dir():
+        raise ConfigError(f"{root}: not a directory")
+    path = find_config(root)
+    if path is None:
+        if required:
+            raise ConfigError(f"{root}: no cudaenv.toml (or [tool.cudaenv] in pyproject.toml); run `cudaenv init {root}` first")
+        return parse_config(root, {}, str(root / CONFIG_FILE), None)
+    data, where = read_config_file(path)
+    return parse_config(root, data, where, path)
+
+
+def with_constraints(project: Project, constraints: Constraints) -> Project:
+    return replace(project, constraints=constraints)

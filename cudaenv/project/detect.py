@@ -1,0 +1,197 @@
+"""What an existing project already says it needs, for ``cudaenv init``.
+
+Read, in this order: ``requirements*.txt`` (following ``-r`` includes inside the project),
+``pyproject.toml`` (``[project] dependencies`` and ``requires-python``), ``.python-version``, and a
+conda ``environment.yml``. Framework requirements become ``[frameworks]`` pins; a local version
+label (``torch==2.1.0+cu118``) or a ``mxnet-cu112`` package name also says which CUDA was meant.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from cudaenv.project.config import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# PyPI / conda names -> cudaenv framework keys
+FRAMEWORK_NAMES = {
+    "torch": "torch", "pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio",
+    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow", "keras": "keras",
+    "jax": "jax", "jaxlib": "jax", "mxnet": "mxnet",
+}
+MXNET_CUDA = re.compile(r"^mxnet-cu(\d+)(?:mkl)?$")
+LOCAL_CUDA = re.compile(r"^cu(\d+)$")
+
+
+@dataclass
+class Detected:
+    frameworks: dict[str, str] = field(default_factory=dict)  # name -> specifier text
+    python: str | None = None
+    cuda: str | None = None
+    requirement_files: list[str] = field(default_factory=list)
+    other_requirements: list[str] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)  # human notes: "torch>=2.4 (requirements.txt)"
+
+
+def _cuda_from_tag(digits: str) -> str:
+    # cu118 -> 11.8, cu121 -> 12.1, cu92 -> 9.2, cu102 -> 10.2
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def _take(detected: Detected, requirement: Requirement, origin: str) -> None:
+    name = requirement.name.lower()
+    mxnet = MXNET_CUDA.match(name)
+    if mxnet:
+        detected.frameworks.setdefault("mxnet", str(requirement.specifier))
+        detected.cuda = detected.cuda or _cuda_from_tag(mxnet.group(1))
+        detected.found.append(f"{requirement} ({origin})")
+        return
+    key = FRAMEWORK_NAMES.get(name)
+    if key is None:
+        detected.other_requirements.append(str(requirement))
+        return
+    spec = str(requirement.specifier)
+    for item in requirement.specifier:
+        if "+" in item.version:  # torch==2.1.0+cu118: the version, and the CUDA it names
+            base, local = item.version.split("+", 1)
+            spec = spec.replace(item.version, base)
+            match = LOCAL_CUDA.match(local)
+            if match:
+                detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
+    if key in detected.frameworks and detected.frameworks[key] and spec:
+        detected.frameworks[key] = f"{detected.frameworks[key]},{spec}"
+    else:
+        detected.frameworks[key] = spec or detected.frameworks.get(key, "")
+    detected.found.append(f"{requirement} ({origin})")
+
+
+def _requirement_lines(path: Path, root: Path, seen: set[Path]) -> list[tuple[str, str]]:
+    if path in seen:
+        return []
+    seen.add(path)
+    out = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("-r ", "--requirement ")):
+            include = (path.parent / line.split(None, 1)[1].strip()).resolve()
+            if include.is_file() and include.is_relative_to(root.resolve()):
+                out += _requirement_lines(include, root, seen)
+            continue
+        if line.startswith("-"):
+            continue  # index options, -e editables, constraints: not a framework pin
+        out.append((line, path.name))
+    return out
+
+
+def _from_requirements(root: Path, detected: Detected) -> None:
+    files = sorted(p for p in root.glob("requirements*.txt") if p.is_file())
+    for path in files:
+        detected.requirement_files.append(path.name)
+        for line, origin in _requirement_lines(path, root, set()):
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement:
+                continue  # URLs and other forms uv understands; not framework pins
+            if requirement.marker is not None and not requirement.marker.evaluate(
+                    {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}):
+                continue
+            _take(detected, requirement, origin)
+
+
+def _from_pyproject(root: Path, detected: Detected) -> None:
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    project = data.get("project", {})
+    for line in project.get("dependencies", []) or []:
+        try:
+            _take(detected, Requirement(line), "pyproject.toml")
+        except InvalidRequirement:
+            continue
+    requires = project.get("requires-python")
+    if requires and detected.python is None:
+        detected.python = requires
+        detected.found.append(f"requires-python {requires} (pyproject.toml)")
+
+
+def _from_python_version(root: Path, detected: Detected) -> None:
+    path = root / ".python-version"
+    if not path.is_file():
+        return
+    match = re.match(r"^\s*(?:cpython-|python)?(\d+\.\d+)", path.read_text())
+    if match:
+        detected.python = match.group(1)  # an exact interpreter choice beats requires-python's range
+        detected.found.append(f"Python {match.group(1)} (.python-version)")
+
+
+_CONDA_SPEC = re.compile(r"^([A-Za-z0-9_.-]+)\s*(?:(==|>=|<=|>|<|!=|=)\s*([^\s=]+))?")
+
+
+def _conda_to_pep440(op: str | None, version: str | None) -> str:
+    if not op or not version:
+        return ""
+    if op == "=":  # conda "pkg=2.1" means 2.1.*
+        return f"=={version}" if version.count(".") >= 2 else f"=={version}.*"
+    return f"{op}{version}"
+
+
+def _from_environment_yml(root: Path, detected: Detected) -> None:
+    path = next((root / n for n in ("environment.yml", "environment.yaml") if (root / n).is_file()), None)
+    if path is None:
+        return
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with 'dependencies'")
+    for item in data.get("dependencies", []) or []:
+        if isinstance(item, dict):
+            for line in item.get("pip", []) or []:
+                try:
+                    _take(detected, Requirement(str(line)), path.name + " (pip)")
+                except InvalidRequirement:
+                    continue
+            continue
+        match = _CONDA_SPEC.match(str(item).split("::")[-1])
+        if not match:
+            continue
+        name, op, version = match.group(1).lower(), match.group(2), match.group(3)
+        spec = _conda_to_pep440(op, version)
+        if name == "python" and version:
+            detected.python = detected.python or ".".join(version.split(".")[:2]).rstrip("*").rstrip(".")
+            detected.found.append(f"python {version} ({path.name})")
+        elif name in ("cudatoolkit", "cuda-version", "cuda-toolkit", "cuda") and version:
+            detected.cuda = detected.cuda or ".".join(version.split(".")[:2])
+            detected.found.append(f"{name} {version} ({path.name})")
+        elif name in FRAMEWORK_NAMES:
+            try:
+                _take(detected, Requirement(f"{FRAMEWORK_NAMES[name]}{spec}"), path.name)
+            except InvalidRequirement:
+                continue
+
+
+def detect_project(root: Path) -> Detected:
+    detected = Detected()
+    _from_requirements(root, detected)
+    _from_pyproject(root, detected)
+    _from_environment_yml(root, detected)
+    _from_python_version(root, detected)
+    return detected

@@ -1,0 +1,104 @@
+"""``cudaenv init``: turn what a project already declares into a commented ``cudaenv.toml``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tomlkit
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudaenv.project.config import sanitize_name
+from cudaenv.project.detect import Detected
+from cudaenv.resolver.model import Constraints, Host, Stack
+from cudaenv.versions import parse_specifier
+
+
+@dataclass(frozen=True)
+class InitPlan:
+    constraints: Constraints
+    framework_specs: dict[str, str]  # what the config will say for each framework
+
+
+def constraints_from_detected(detected: Detected) -> InitPlan:
+    frameworks, texts = [], {}
+    for name, text in detected.frameworks.items():
+        spec = parse_specifier(text) if text else SpecifierSet()
+        if spec is None:
+            spec, text = SpecifierSet(), ""
+        frameworks.append((name, spec))
+        texts[name] = text
+    python = parse_specifier(detected.python) if detected.python else None
+    cuda = parse_specifier(detected.cuda) if detected.cuda else None
+    return InitPlan(Constraints(python=python, frameworks=tuple(frameworks), cuda=cuda), texts)
+
+
+def _range_for(version: str) -> str:
+    """An unpinned framework gets the resolved release's minor as a floor, below the next major."""
+    v = Version(version)
+    return f">={v.major}.{v.minor},<{v.major + 1}"
+
+
+def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Stack, host: Host, requirement_files: list[str]) -> str:
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("cudaenv.toml: what this project needs from CUDA. Written by `cudaenv init`;"))
+    doc.add(tomlkit.comment("edit freely, then run `cudaenv lock`. Schema: see cudaenv's README (Configuration)."))
+    doc.add(tomlkit.nl())
+
+    project = tomlkit.table()
+    project.add("name", sanitize_name(root_name))
+    project["name"].comment("image name")
+    python = detected.python or stack.python
+    project.add("python", python)
+    project["python"].comment("detected" if detected.python else "newest Python every framework publishes wheels for")
+    project.add("requirements", requirement_files)
+    doc["project"] = project
+
+    frameworks = tomlkit.table()
+    for name, version in stack.frameworks:
+        if name not in plan.framework_specs:
+            continue
+        text = plan.framework_specs[name] or _range_for(version)
+        frameworks.add(name, text)
+        frameworks[name].comment(f"resolved: {version}")
+    doc["frameworks"] = frameworks
+
+    cuda = tomlkit.table()
+    if detected.cuda:
+        cuda.add("version", detected.cuda)
+        cuda["version"].comment("named by a pinned build (e.g. +cu118)")
+    else:
+        cuda.add(tomlkit.comment(f'version = ">={stack.cuda}"   # optional; resolved: CUDA {stack.cuda}'))
+    if stack.cudnn:
+        cuda.add(tomlkit.comment(f'cudnn = ">={stack.cudnn}"   # optional; resolved: cuDNN {stack.cudnn_version}'))
+    doc["cuda"] = cuda
+
+    target = tomlkit.table()
+    if host.driver:
+        target.add("driver", host.driver)
+    else:
+        target.add(tomlkit.comment('driver = "535.104.05"   # the host(s) the stack must run on'))
+    if host.gpus:
+        target.add("gpus", [g.name or g.compute_capability for g in host.gpus if g.name] or [])
+        if not any(g.name for g in host.gpus):
+            target.add("compute_capabilities", [g.compute_capability for g in host.gpus])
+    else:
+        target.add(tomlkit.comment('gpus = ["A100"]'))
+    doc["target"] = target
+
+    build = tomlkit.table()
+    build.add("flavor", "auto")
+    build["flavor"].comment(f"auto | wheels | runtime | devel (resolved: {stack.flavor})")
+    build.add("system_packages", [])
+    build.add(tomlkit.comment('base_registry = ""   # mirror or private registry prefix for base images'))
+    build.add(tomlkit.comment('ca_cert = ""         # CA bundle for builds behind a TLS-intercepting proxy'))
+    doc["build"] = build
+
+    run = tomlkit.table()
+    run.add("gpus", "all")
+    run["gpus"].comment("all | none | auto | a count | device indices or UUIDs")
+    run.add("shm_size", "8g")
+    run["shm_size"].comment("PyTorch DataLoader workers need shared memory")
+    run.add("command", [])
+    doc["run"] = run
+    return tomlkit.dumps(doc)

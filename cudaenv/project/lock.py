@@ -1,0 +1,233 @@
+"""``cudaenv.lock``: the resolved stack and the project's requirements, fully pinned.
+
+The project's requirement files are resolved together with the chosen framework build (its exact
+requirements, against its own wheel index) by ``uv pip compile`` for the image's Python and a
+manylinux platform — so a clash between the project and the framework shows up at lock time, not
+as a failed image build. The lock also records the matrix revision and a hash of every input,
+which is what ``cudaenv lock --check`` compares in CI.
+
+Writes are atomic: a temporary file in the same directory, fsynced, then renamed over the lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaenv import __version__
+from cudaenv.errors import CudaenvError, UserError
+from cudaenv.project.config import Project
+from cudaenv.resolver.model import Stack
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+LOCK_FORMAT = 1
+PYPI_SIMPLE = "https://pypi.org/simple"
+
+
+class LockError(CudaenvError):
+    """Locking failed for a reason the user can act on (exit 1): conflicts, unreachable index."""
+
+
+@dataclass(frozen=True)
+class Lock:
+    cudaenv: str
+    matrix_revision: str
+    inputs_hash: str
+    stack: dict
+    target: dict
+    requirement_files: tuple[str, ...]
+    python_index: str
+    framework_index: str | None
+    platform: str
+    pinned: tuple[str, ...]
+
+    def as_toml(self) -> str:
+        import tomlkit
+
+        doc = tomlkit.document()
+        doc.add(tomlkit.comment("cudaenv.lock: written by `cudaenv lock`; do not edit by hand."))
+        doc.add(tomlkit.comment("Commit it: `cudaenv lock --check` in CI fails when it no longer matches."))
+        doc["format"] = LOCK_FORMAT
+        doc["cudaenv"] = self.cudaenv
+        doc["matrix_revision"] = self.matrix_revision
+        doc["inputs_hash"] = self.inputs_hash
+        target = tomlkit.table()
+        for key, value in self.target.items():
+            target[key] = value if value is not None else ""
+        doc["target"] = target
+        stack = tomlkit.table()
+        for key, value in self.stack.items():
+            if value is None:
+                continue
+            if isinstance(value, dict):
+                inline = tomlkit.inline_table()
+                inline.update(value)
+                stack[key] = inline
+            else:
+                stack[key] = value
+        doc["stack"] = stack
+        requirements = tomlkit.table()
+        requirements["files"] = list(self.requirement_files)
+        requirements["python_index"] = self.python_index
+        if self.framework_index:
+            requirements["framework_index"] = self.framework_index
+        requirements["platform"] = self.platform
+        pinned = tomlkit.array()
+        pinned.multiline(True)
+        pinned.extend(self.pinned)
+        requirements["pinned"] = pinned
+        doc["requirements"] = requirements
+        return tomlkit.dumps(doc)
+
+
+def read_lock(path: Path) -> Lock | None:
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        requirements = data.get("requirements", {})
+        return Lock(
+            cudaenv=data["cudaenv"], matrix_revision=data["matrix_revision"], inputs_hash=data["inputs_hash"],
+            stack=data["stack"], target=data.get("target", {}),
+            requirement_files=tuple(requirements.get("files", [])), python_index=requirements.get("python_index", PYPI_SIMPLE),
+            framework_index=requirements.get("framework_index"), platform=requirements.get("platform", ""),
+            pinned=tuple(requirements.get("pinned", [])),
+        )
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise UserError(f"{path}: not a valid cudaenv.lock ({exc}); run `cudaenv lock` to rewrite it") from exc
+
+
+def inputs_hash(project: Project) -> str:
+    """A hash of everything the lock depends on in the project: configuration and requirement files."""
+    digest = hashlib.sha256(json.dumps(project.raw, sort_keys=True, default=str).encode())
+    for relative in project.requirements:
+        digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def manylinux_platform(stack: Stack) -> str:
+    """uv's --python-platform for the image's C library (Ubuntu 18.04 / CentOS 7 are glibc 2.17-2.27)."""
+    old = any(marker in stack.base_image for marker in ("ubuntu18.04", "ubuntu16.04", "centos7", "ubi7"))
+    return "x86_64-manylinux_2_17" if old else "x86_64-manylinux_2_28"
+
+
+def framework_index(project: Project, stack: Stack) -> str | None:
+    return project.build.framework_index or (stack.index_urls[0] if stack.index_urls else None)
+
+
+def python_index(project: Project) -> str:
+    return project.build.python_index or PYPI_SIMPLE
+
+
+def uv_binary() -> str:
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | None = None) -> list[str]:
+    """Pin the project's requirements together with the framework build, for the image's Python."""
+    if not project.requirements and not stack.requirements:
+        return []
+    with tempfile.TemporaryDirectory(prefix="cudaenv-lock-") as tmp:
+        frameworks_in = Path(tmp) / "frameworks.in"
+        frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
+        argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
+                "--python-version", stack.python, "--python-platform", manylinux_platform(stack),
+                "--index-url", python_index(project)]
+        extra = framework_index(project, stack)
+        if extra:
+            argv += ["--extra-index-url", extra]
+        for link in stack.find_links:
+            argv += ["--find-links", link]
+        argv += [str(frameworks_in), *(str(project.root / r) for r in project.requirements)]
+        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1")
+        if ca_bundle:
+            env["SSL_CERT_FILE"] = ca_bundle
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=project.root)
+    if proc.returncode != 0:
+        detail = "\n".join(line for line in proc.stderr.strip().splitlines() if line.strip())
+        raise LockError(f"the project's requirements cannot be resolved together with "
+                        f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half.
+    The new file keeps the old one's permissions (or gets the umask's defaults)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: dict, pinned: list[str]) -> Lock:
+    return Lock(
+        cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
+        stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
+        python_index=python_index(project), framework_index=framework_index(project, stack),
+        platform=manylinux_platform(stack), pinned=tuple(pinned),
+    )
+
+
+def _without_none(data: dict) -> dict:
+    """TOML has no null: the lock leaves out what the stack does not know."""
+    return json.loads(json.dumps({k: v for k, v in data.items() if v is not None}))
+
+
+def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_revision: str) -> list[str]:
+    """Why a lock no longer matches (empty when it does)."""
+    if lock is None:
+        return ["there is no cudaenv.lock; run `cudaenv lock`"]
+    reasons = []
+    if lock.inputs_hash != inputs_hash(project):
+        reasons.append("the configuration or a requirements file changed since the lock was written")
+    if lock.matrix_revision != matrix_revision:
+        reasons.append(f"the compatibility matrix changed (lock: {lock.matrix_revision}, now: {matrix_revision})")
+    if stack is None:
+        reasons.append("the configuration no longer resolves to any stack")
+    elif lock.stack != _without_none(stack.as_dict()):
+        before, after = lock.stack, _without_none(stack.as_dict())
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        reasons.append(f"the resolved stack changed ({', '.join(changed)})")
+    return reasons
+
+
+def lock_project(project: Project, matrix) -> tuple:
+    """Resolve the project for its configured target and pin its requirements.
+
+    Returns (resolution, lock): the lock is None when no stack fits (the resolution says why).
+    Nothing is written; callers write with ``write_atomically``.
+    """
+    from cudaenv.resolver.resolve import resolve
+    from cudaenv.target import project_target
+
+    target = project_target(matrix, project)
+    result = resolve(matrix, project.constraints, target.host)
+    if not result.ok:
+        return result, None
+    ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
+    pinned = compile_requirements(project, result.stack, ca_bundle=ca_bundle)
+    return result, make_lock(project, result.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
