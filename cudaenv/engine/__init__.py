@@ -24,6 +24,7 @@ class BuildRequest:
     tags: tuple[str, ...]
     dockerfile: Path | None = None  # default: <context>/Dockerfile
     dockerfile_text: str | None = None  # rendered in memory; written into a temporary file
+    dockerignore_text: str | None = None  # ignore rules for this build (default: the context's .dockerignore)
     build_args: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
     no_cache: bool = False
@@ -31,6 +32,7 @@ class BuildRequest:
     # BuildKit secrets: id -> path of a file on the build host. Never stored in a layer.
     secrets: Mapping[str, Path] = field(default_factory=dict)
     target: str | None = None
+    network: str | None = None  # e.g. "host", for builds that reach a mirror on the build host's loopback
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,17 @@ class RunResult:
     container_id: str
 
 
+@dataclass(frozen=True)
+class ContainerInfo:
+    id: str
+    name: str
+    image: str
+    status: str  # created, running, exited, ...
+    labels: Mapping[str, str]
+    started_at: str  # ISO timestamp from the engine, "" when never started
+    exit_code: int | None = None
+
+
 class Engine(abc.ABC):
     """What cudaenv needs from a container engine."""
 
@@ -112,6 +125,51 @@ class Engine(abc.ABC):
     def remove_image(self, image: str, *, force: bool = False) -> None:
         """Remove a local image (missing images are not an error)."""
 
+    # --- containers: what `cudaenv run/shell/exec/ps/stop` need --------------------------------
+
+    @abc.abstractmethod
+    def create(self, spec: ContainerSpec) -> str:
+        """Create (not start) a container; its id. GPU requests fail here or at start when the
+        engine has no NVIDIA runtime: that is an EngineError saying how to install one."""
+
+    @abc.abstractmethod
+    def start(self, container_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def stream_output(self, container_id: str, on_output: Callable[[bytes], None]) -> None:
+        """Follow the container's stdout/stderr until it exits."""
+
+    @abc.abstractmethod
+    def wait(self, container_id: str, timeout: float | None = None) -> int:
+        """Wait for the container to exit; its exit code."""
+
+    @abc.abstractmethod
+    def kill(self, container_id: str, signal: str = "SIGTERM") -> None: ...
+
+    @abc.abstractmethod
+    def stop(self, container_id: str, timeout: int = 10) -> None: ...
+
+    @abc.abstractmethod
+    def remove(self, container_id: str) -> None:
+        """Remove a container, running or not (missing containers are not an error)."""
+
+    @abc.abstractmethod
+    def containers(self, label: str, *, running_only: bool = False) -> list[ContainerInfo]:
+        """Containers carrying ``label`` (a key, or key=value)."""
+
+    @abc.abstractmethod
+    def inspect(self, container_id: str) -> dict:
+        """The engine's full description of a container (HostConfig and all)."""
+
+    @abc.abstractmethod
+    def exec(self, container_id: str, command: Sequence[str], *, user: str | None = None,
+             env: Mapping[str, str] | None = None) -> RunResult:
+        """Run a command in a running container, to completion."""
+
+    @abc.abstractmethod
+    def interactive_argv(self, container_id: str, *, exec_command: Sequence[str] | None = None) -> list[str]:
+        """A command line that attaches this terminal to the container (start -ai / exec -it)."""
+
 
 def get_engine() -> Engine:
     """The engine cudaenv uses: Docker, through its SDK and (for builds) its CLI."""
@@ -123,6 +181,7 @@ def get_engine() -> Engine:
 __all__ = [
     "BuildRequest",
     "BuildResult",
+    "ContainerInfo",
     "ContainerSpec",
     "Engine",
     "GpuRequest",

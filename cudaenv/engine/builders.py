@@ -108,6 +108,8 @@ def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, i
         argv.append("--pull")
     if request.target:
         argv += ["--target", request.target]
+    if request.network:
+        argv += ["--network", request.network]
     argv.append(str(request.context))
     return argv
 
@@ -172,10 +174,14 @@ class _DockerfileOnDisk:
         path = Path(self._tmp.name) / "Dockerfile"
         path.write_text(self._request.dockerfile_text, encoding="utf-8")
         # BuildKit reads "<Dockerfile>.dockerignore" beside a Dockerfile before the context's own
-        # .dockerignore; mirror the project's so it is honoured for an out-of-context Dockerfile.
+        # .dockerignore: the build's rules (or the project's file) go there, so they apply to an
+        # out-of-context Dockerfile and nothing is written into the project.
+        target = Path(self._tmp.name) / "Dockerfile.dockerignore"
         ignore = self._request.context / ".dockerignore"
-        if ignore.is_file():
-            shutil.copyfile(ignore, Path(self._tmp.name) / "Dockerfile.dockerignore")
+        if self._request.dockerignore_text is not None:
+            target.write_text(self._request.dockerignore_text, encoding="utf-8")
+        elif ignore.is_file():
+            shutil.copyfile(ignore, target)
         return path
 
     def __exit__(self, *exc: object) -> None:
@@ -213,6 +219,30 @@ def split_reference(reference: str) -> tuple[str, str | None]:
 
 
 _SDK_STEP = re.compile(r"^Step \d+/\d+ : ")
+SDK_DOCKERFILE = ".cudaenv.Dockerfile"
+
+
+class _sdk_context:
+    """The build context as an uncompressed tar: ignore rules applied, the Dockerfile added."""
+
+    def __init__(self, request: BuildRequest) -> None:
+        from docker.utils.build import tar
+
+        if request.dockerfile_text is not None:
+            text = request.dockerfile_text
+        else:
+            text = (request.dockerfile or request.context / "Dockerfile").read_text(encoding="utf-8")
+        rules = request.dockerignore_text
+        if rules is None and (request.context / ".dockerignore").is_file():
+            rules = (request.context / ".dockerignore").read_text(encoding="utf-8")
+        exclude = [line.strip() for line in (rules or "").splitlines() if line.strip() and not line.startswith("#")]
+        self.fileobj = tar(str(request.context), exclude=exclude, dockerfile=(SDK_DOCKERFILE, text), gzip=False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.fileobj.close()
 
 
 def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None) -> BuildResult:
@@ -226,11 +256,13 @@ def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None)
     lines: list[str] = []
     step: str | None = None
     image_id = ""
-    with _DockerfileOnDisk(request) as dockerfile:
+    context = _sdk_context(request)
+    with context:
         stream = api.build(
-            path=str(request.context), dockerfile=str(dockerfile), tag=request.tags[0] if request.tags else None,
-            buildargs=dict(request.build_args), labels=dict(request.labels), nocache=request.no_cache,
-            pull=request.pull, rm=True, forcerm=True, decode=True, target=request.target,
+            fileobj=context.fileobj, custom_context=True, dockerfile=SDK_DOCKERFILE,
+            tag=request.tags[0] if request.tags else None, buildargs=dict(request.build_args),
+            labels=dict(request.labels), nocache=request.no_cache, pull=request.pull, rm=True, forcerm=True,
+            decode=True, target=request.target, network_mode=request.network,
         )
         for chunk in stream:
             if "stream" in chunk:
@@ -254,3 +286,29 @@ def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None)
         image_id=image_id, tags=request.tags, builder="sdk", log="\n".join(lines),
         seconds=time.monotonic() - started,
     )
+
+
+_STEP_DONE = re.compile(r"^#(\d+) (DONE (\d+(?:\.\d+)?)s|CACHED)")
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    step: str
+    seconds: float
+    cached: bool
+
+
+def step_timings(lines: Iterable[str]) -> list[StepTiming]:
+    """Where a BuildKit build spent its time: each Dockerfile step with its duration or CACHED."""
+    headers: dict[str, str] = {}
+    out: dict[str, StepTiming] = {}
+    for line in lines:
+        if m := _STEP_HEADER.match(line):
+            headers.setdefault(m.group(1), m.group(2))
+        elif (m := _STEP_DONE.match(line)) and m.group(1) in headers and headers[m.group(1)].startswith("["):
+            header = headers[m.group(1)]
+            if "internal]" in header:
+                continue
+            cached = m.group(2) == "CACHED"
+            out[m.group(1)] = StepTiming(header, 0.0 if cached else float(m.group(3)), cached)
+    return list(out.values())

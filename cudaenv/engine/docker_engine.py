@@ -9,7 +9,9 @@ import docker.errors
 import docker.types
 import requests.exceptions
 
-from cudaenv.engine import BuildRequest, BuildResult, ContainerSpec, Engine, OutputCallback, RunResult
+from collections.abc import Callable, Mapping, Sequence
+
+from cudaenv.engine import BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, OutputCallback, RunResult
 from cudaenv.engine.builders import build_with_cli, build_with_sdk, find_cli_builder
 from cudaenv.errors import EngineError
 
@@ -95,6 +97,24 @@ def create_kwargs(spec: ContainerSpec) -> dict:
     return kwargs
 
 
+def raise_for_rlimit_error(exc: docker.errors.APIError, spec: ContainerSpec) -> None:
+    """runc could not apply a ulimit because the daemon's own hard limit is lower: say which and how."""
+    import re
+
+    match = re.search(r"error setting rlimit type (\d+)", str(exc))
+    if not match:
+        return
+    names = {"1": "fsize", "3": "stack", "4": "core", "7": "nofile", "8": "memlock", "6": "nproc"}
+    name = names.get(match.group(1), f"type {match.group(1)}")
+    wanted = spec.ulimits.get(name)
+    shown = "unlimited" if wanted and wanted[1] == -1 else (f"{wanted[1]}" if wanted else "?")
+    raise EngineError(
+        f"Docker cannot give the container ulimit {name}={shown}: the Docker daemon's own hard limit is lower. "
+        f"Raise it (e.g. LimitMEMLOCK=infinity / LimitSTACK in docker.service, then restart Docker) or set "
+        f"[run] ulimits.{name} in cudaenv.toml (or --ulimit {name}=N) to a value within it"
+    ) from exc
+
+
 def raise_for_gpu_error(exc: docker.errors.APIError) -> None:
     """Docker's 'could not select device driver' means the NVIDIA runtime is missing: say so."""
     text = str(exc)
@@ -116,7 +136,7 @@ class DockerEngine(Engine):
             return build_with_cli(builder, request, on_output)
         return build_with_sdk(self.client.api, request, on_output)
 
-    def create(self, spec: ContainerSpec):
+    def _create(self, spec: ContainerSpec):
         try:
             return self.client.containers.create(**create_kwargs(spec))
         except docker.errors.ImageNotFound as exc:
@@ -126,12 +146,13 @@ class DockerEngine(Engine):
             raise EngineError(f"could not create a container from {spec.image!r}: {exc.explanation or exc}") from exc
 
     def run(self, spec: ContainerSpec, *, remove: bool = True, timeout: float | None = None) -> RunResult:
-        container = self.create(spec)
+        container = self._create(spec)
         try:
             try:
                 container.start()
             except docker.errors.APIError as exc:
                 raise_for_gpu_error(exc)
+                raise_for_rlimit_error(exc, spec)
                 raise EngineError(f"could not start a container from {spec.image!r}: {exc.explanation or exc}") from exc
             try:
                 status = container.wait(timeout=timeout)
@@ -159,3 +180,92 @@ class DockerEngine(Engine):
             self.client.images.remove(image, force=force)
         except docker.errors.ImageNotFound:
             pass
+
+    # --- container lifecycle -------------------------------------------------------------------
+
+    def _container(self, container_id: str):
+        try:
+            return self.client.containers.get(container_id)
+        except docker.errors.NotFound as exc:
+            raise EngineError(f"no container {container_id!r} (see `cudaenv ps`)") from exc
+
+    def create(self, spec: ContainerSpec) -> str:
+        return self._create(spec).id
+
+    def start(self, container_id: str) -> None:
+        container = self._container(container_id)
+        try:
+            container.start()
+        except docker.errors.APIError as exc:
+            raise_for_gpu_error(exc)
+            ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in (container.attrs.get("HostConfig") or {}).get("Ulimits") or []}
+            raise_for_rlimit_error(exc, ContainerSpec(image="", ulimits=ulimits))
+            raise EngineError(f"could not start container {container_id[:12]}: {exc.explanation or exc}") from exc
+
+    def stream_output(self, container_id: str, on_output: Callable[[bytes], None]) -> None:
+        for chunk in self._container(container_id).logs(stream=True, follow=True, stdout=True, stderr=True):
+            on_output(chunk)
+
+    def wait(self, container_id: str, timeout: float | None = None) -> int:
+        """The exit code; TimeoutError when ``timeout`` passes first (the container keeps running)."""
+        try:
+            return int(self._container(container_id).wait(timeout=timeout).get("StatusCode", 1))
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
+            if timeout is None:
+                raise EngineError(f"lost the connection to the engine while waiting for {container_id[:12]}: {exc}") from exc
+            raise TimeoutError(container_id) from exc
+
+    def kill(self, container_id: str, signal: str = "SIGTERM") -> None:
+        try:
+            self._container(container_id).kill(signal=signal)
+        except docker.errors.APIError:
+            pass  # already gone: nothing left to signal
+
+    def stop(self, container_id: str, timeout: int = 10) -> None:
+        try:
+            self._container(container_id).stop(timeout=timeout)
+        except docker.errors.NotFound:
+            pass
+
+    def remove(self, container_id: str) -> None:
+        try:
+            self.client.containers.get(container_id).remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as exc:
+            if "already in progress" not in str(exc):
+                raise EngineError(f"could not remove container {container_id[:12]}: {exc.explanation or exc}") from exc
+
+    def containers(self, label: str, *, running_only: bool = False) -> list[ContainerInfo]:
+        found = self.client.containers.list(all=not running_only, filters={"label": label})
+        out = []
+        for c in found:
+            state = c.attrs.get("State", {})
+            out.append(ContainerInfo(
+                id=c.id, name=c.name, image=(c.attrs.get("Config") or {}).get("Image", ""), status=c.status,
+                labels=dict(c.labels), started_at=state.get("StartedAt", "") if state.get("StartedAt", "").startswith(("1", "2")) else "",
+                exit_code=state.get("ExitCode") if c.status == "exited" else None,
+            ))
+        return out
+
+    def inspect(self, container_id: str) -> dict:
+        return self._container(container_id).attrs
+
+    def exec(self, container_id: str, command: Sequence[str], *, user: str | None = None,
+             env: Mapping[str, str] | None = None) -> RunResult:
+        container = self._container(container_id)
+        if container.status != "running":
+            raise EngineError(f"container {container.name} is {container.status}, not running")
+        result = container.exec_run(list(command), user=user or "", environment=dict(env or {}), demux=False)
+        output = (result.output or b"").decode("utf-8", errors="replace")
+        return RunResult(exit_code=int(result.exit_code or 0), output=output, container_id=container.id)
+
+    def interactive_argv(self, container_id: str, *, exec_command: Sequence[str] | None = None) -> list[str]:
+        import shutil
+
+        cli = shutil.which("docker")
+        if cli is None:
+            raise EngineError("an interactive terminal needs the docker CLI on PATH (the SDK cannot attach a TTY)")
+        if exec_command is not None:
+            return [cli, "exec", "-it", container_id, *exec_command]
+        return [cli, "start", "--attach", "--interactive", container_id]

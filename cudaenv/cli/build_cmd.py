@@ -1,0 +1,160 @@
+"""``cudaenv dockerfile`` and ``cudaenv build``: the project's image."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from cudaenv.cli.output import emit_json, json_option
+from cudaenv.errors import BuildError, UserError
+from cudaenv.matrix import load_matrix
+from cudaenv.project import load_project
+
+DIRECTORY = click.argument("directory", required=False, default=".",
+                           type=click.Path(file_okay=False, exists=True, path_type=Path))
+
+
+def _buildkit_available(no_buildkit: bool) -> bool:
+    if no_buildkit:
+        return False
+    from cudaenv.engine.builders import find_cli_builder
+
+    return find_cli_builder() is not None
+
+
+@click.command("dockerfile")
+@DIRECTORY
+@click.option("--no-buildkit", is_flag=True, help="Render for the classic builder (no cache mounts or secrets).")
+def dockerfile(directory: Path, no_buildkit: bool) -> None:
+    """Print the Dockerfile that `cudaenv build` would use for DIRECTORY.
+
+    It is rendered from cudaenv.lock; when the lock is missing or stale, run `cudaenv lock`
+    first (`cudaenv build` does that by itself).
+    """
+    from cudaenv.image import current_lock, plan_image
+
+    project = load_project(directory)
+    matrix = load_matrix()
+    lock, stale = current_lock(project, matrix)
+    if lock is None or stale:
+        raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
+    click.echo(plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit)).dockerfile, nl=False)
+
+
+class _Progress:
+    """Live build progress: one updating line on a terminal, plain step lines otherwise."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.tty = sys.stderr.isatty() and not verbose
+        self.verbose = verbose
+        self.started = time.monotonic()
+        self.last = ""
+        self.seen: set[str] = set()
+
+    def __call__(self, line: str) -> None:
+        if self.verbose:
+            click.echo(line, err=True)
+            return
+        from cudaenv.engine.builders import _STEP_HEADER, _SDK_STEP
+
+        m = _STEP_HEADER.match(line)
+        header = m.group(2) if m and not m.group(2).startswith("[internal]") else (line if _SDK_STEP.match(line) else None)
+        if header is None or header in self.seen:
+            return
+        self.seen.add(header)
+        self.last = header
+        elapsed = time.monotonic() - self.started
+        text = " ".join(f"[{elapsed:6.1f}s] {header}".split())
+        if self.tty:
+            click.echo("\r\033[K" + text[:100], nl=False, err=True)
+        else:
+            click.echo(text[:160], err=True)
+
+    def close(self) -> None:
+        if self.tty and self.last:
+            click.echo("\r\033[K", nl=False, err=True)
+
+
+@click.command("build")
+@DIRECTORY
+@click.option("-t", "--tag", "tags", multiple=True, help="Tag the image (repeatable; default cudaenv/NAME:<hash> and :latest).")
+@click.option("--no-cache", is_flag=True, help="Build every layer again.")
+@click.option("--pull", is_flag=True, help="Pull a newer base image even when one is present.")
+@click.option("--network", default=None, help="Network for RUN steps, e.g. 'host' to reach a mirror on this host.")
+@click.option("--no-buildkit", is_flag=True, help="Use the classic builder through the Docker SDK.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the builder's full output.")
+@json_option
+def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, as_json) -> None:
+    """Build DIRECTORY's image from its cudaenv.lock (locking first when it is missing or stale).
+
+    Tags default to cudaenv/NAME:<inputs hash> and cudaenv/NAME:latest. A failed build shows the
+    failing step and the last lines of its output and exits 1.
+    """
+    from cudaenv.engine import get_engine
+    from cudaenv.engine.builders import step_timings
+
+    project = load_project(directory)
+    matrix = load_matrix()
+    progress = _Progress(verbose)
+    try:
+        plan, result = build_project(project, matrix, get_engine(), progress=progress, tags=tuple(tags),
+                                     no_cache=no_cache, pull=pull, network=network, no_buildkit=no_buildkit)
+    except BuildError as exc:
+        progress.close()
+        report_build_error(exc)
+        click.get_current_context().exit(1)
+    progress.close()
+    timings = sorted(step_timings(result.log.splitlines()), key=lambda t: -t.seconds)
+    if as_json:
+        emit_json({"ok": True, "image_id": result.image_id, "tags": list(result.tags), "builder": result.builder,
+                   "seconds": round(result.seconds, 1), "stack": plan.stack.as_dict(),
+                   "steps": [{"step": t.step, "seconds": t.seconds, "cached": t.cached} for t in timings]})
+        return
+    click.echo(f"✓ built {', '.join(result.tags)} ({result.image_id[:19]}) in {result.seconds:.1f}s with {result.builder}")
+    if timings:
+        cached = sum(t.cached for t in timings)
+        click.echo(f"  where the time went ({cached} of {len(timings)} steps cached):")
+        for timing in [t for t in timings if not t.cached and t.seconds >= 0.05][:5]:
+            click.echo(f"    {timing.seconds:6.1f}s  {' '.join(timing.step.split())[:90]}")
+
+
+def report_build_error(exc: BuildError) -> None:
+    click.echo(f"✗ {exc}", err=True)
+    if exc.log_tail:
+        click.echo("--- last lines of the failing step ---", err=True)
+        click.echo(exc.log_tail, err=True)
+
+
+def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False, pull=False, network=None,
+                  no_buildkit=False):
+    """Lock when needed, render, build; (ImagePlan, BuildResult). Raises BuildError on failure."""
+    from cudaenv.image import current_lock, plan_image
+
+    lock, stale = current_lock(project, matrix)
+    if lock is None or stale:
+        click.echo(f"{project.lock_path}: {stale[0]}; locking first", err=True)
+        lock = _relock(project, matrix)
+    plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit))
+    request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network)
+    if no_buildkit:
+        from cudaenv.engine.builders import build_with_sdk
+
+        result = build_with_sdk(engine.client.api, request, progress)
+    else:
+        result = engine.build(request, progress)
+    progress.close()
+    return plan, result
+
+
+def _relock(project, matrix):
+    from cudaenv.project.lock import lock_project, read_lock, write_atomically
+
+    result, lock = lock_project(project, matrix)
+    if lock is None:
+        reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
+        raise UserError(f"{project.config_path}: no stack fits the configuration: {reasons}")
+    write_atomically(project.lock_path, lock.as_toml())
+    return read_lock(project.lock_path)

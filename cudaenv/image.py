@@ -1,0 +1,100 @@
+"""A project's image: its Dockerfile, build request, default tags and freshness.
+
+The stack comes from ``cudaenv.lock`` (never re-resolved at build time), so the same lock builds
+the same image anywhere. The default tag is ``cudaenv/<project>:<inputs hash>``: the hash covers
+the rendered Dockerfile and build-context rules, so a changed lock, matrix or cudaenv gives a new
+tag — which is how ``cudaenv run`` knows an image is stale. Project code is mounted at run time
+and baked in as the last layer, so editing code does not change the tag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+from cudaenv.engine import BuildRequest
+from cudaenv.errors import UserError
+from cudaenv.matrix import Matrix
+from cudaenv.project import Project
+from cudaenv.project.lock import Lock, read_lock, staleness
+from cudaenv.render import BuildSettings, build_context, render_dockerfile, render_dockerignore
+from cudaenv.resolver.model import Stack
+
+LABEL_PROJECT = "io.cudaenv.project"
+LABEL_INPUTS = "io.cudaenv.inputs-hash"
+
+
+def stack_from_lock(lock: Lock) -> Stack:
+    return Stack.from_dict(lock.stack)
+
+
+def build_user_ids() -> tuple[int, int]:
+    """The invoking user's UID/GID, so files the container writes in the project are theirs.
+    Root gets 1000:1000 — the image's user is never root."""
+    uid, gid = os.getuid(), os.getgid()
+    return (uid, gid) if uid != 0 else (1000, 1000)
+
+
+def forward_branches(matrix: Matrix, stack: Stack) -> tuple[int, ...]:
+    return tuple(sorted({b for r in matrix.cuda_releases_for(stack.cuda) for b in r.forward_compat_branches}))
+
+
+@dataclass(frozen=True)
+class ImagePlan:
+    project: Project
+    lock: Lock
+    stack: Stack
+    dockerfile: str
+    dockerignore: str
+    inputs_hash: str
+    buildkit: bool
+
+    @property
+    def default_tag(self) -> str:
+        return f"cudaenv/{self.project.name}:{self.inputs_hash[:12]}"
+
+    @property
+    def latest_tag(self) -> str:
+        return f"cudaenv/{self.project.name}:latest"
+
+    def request(self, *, tags: tuple[str, ...] = (), no_cache: bool = False, pull: bool = False,
+                network: str | None = None) -> BuildRequest:
+        uid, gid = build_user_ids()
+        secrets = {"cudaenv_ca": self.project.build.ca_cert} if self.project.build.ca_cert else {}
+        return BuildRequest(
+            context=self.project.root, tags=tags or (self.default_tag, self.latest_tag),
+            dockerfile_text=self.dockerfile, dockerignore_text=self.dockerignore,
+            build_args={"CUDAENV_UID": str(uid), "CUDAENV_GID": str(gid)},
+            labels={LABEL_INPUTS: self.inputs_hash}, secrets=secrets, no_cache=no_cache, pull=pull, network=network,
+        )
+
+
+def current_lock(project: Project, matrix: Matrix) -> tuple[Lock | None, list[str]]:
+    """The project's lock and why it is stale (empty list: current)."""
+    from cudaenv.resolver.resolve import resolve
+    from cudaenv.target import project_target
+
+    lock = read_lock(project.lock_path)
+    target = project_target(matrix, project)
+    result = resolve(matrix, project.constraints, target.host, explain=False)
+    return lock, staleness(lock, project, result.stack, matrix.revision)
+
+
+def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool) -> ImagePlan:
+    stack = stack_from_lock(lock)
+    if project.build.ca_cert and not buildkit:
+        raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
+                        "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")
+    lock_text = project.lock_path.read_text(encoding="utf-8") if project.lock_path.is_file() else ""
+    settings = BuildSettings(
+        project=project.name, base_registry=project.build.base_registry, python_index=lock.python_index,
+        framework_index=lock.framework_index, system_packages=project.build.system_packages,
+        pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
+        buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32],
+    )
+    dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_branches(matrix, stack)))
+    user_ignore = project.root / ".dockerignore"
+    dockerignore = render_dockerignore(user_ignore.read_text(encoding="utf-8") if user_ignore.is_file() else None)
+    inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]
+    return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit)

@@ -1,0 +1,193 @@
+"""Stack + project build settings -> a Dockerfile, through the Jinja templates in ``templates/``.
+
+Rendering is a pure function of plain data (``build_context``), so the Dockerfile `cudaenv build`
+uses is exactly what `cudaenv dockerfile` prints, and golden tests can pin it. Templates run with
+``StrictUndefined``: a missing value is a bug, never an empty string in a RUN line.
+
+Every user string that reaches the Dockerfile goes through a filter: ``shquote`` for shell words
+(POSIX single-quoting), ``dockerquote`` for ENV/LABEL values (Dockerfile double-quoted strings,
+with ``$`` escaped against variable substitution). Package names were already checked against
+Debian's grammar when the configuration was read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass
+
+from cudaenv import __version__
+from cudaenv.resources import templates_dir
+from cudaenv.resolver import driver as drv
+from cudaenv.resolver.model import Stack
+
+UV_IMAGE = "ghcr.io/astral-sh/uv"
+DEFAULT_IGNORES = (".git", ".venv", "venv", "**/__pycache__", "**/*.pyc", ".pytest_cache", ".mypy_cache",
+                   ".ipynb_checkpoints")
+
+
+def shquote(value) -> str:
+    return shlex.quote(str(value))
+
+
+def dockerquote(value) -> str:
+    """A Dockerfile double-quoted string: backslash, quote, ``$`` and newlines escaped."""
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    text = text.replace("\r", "").replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def with_registry(reference: str, registry: str) -> str:
+    """Re-home an image reference under a mirror: ``nvidia/cuda:x`` -> ``REG/nvidia/cuda:x``,
+    ``python:3.11-slim`` -> ``REG/library/python:3.11-slim``, ``ghcr.io/a/b:t`` -> ``REG/a/b:t``."""
+    if not registry:
+        return reference
+    first, _, rest = reference.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        path = rest
+    elif not rest:
+        path = f"library/{reference}"
+    else:
+        path = reference
+    return f"{registry.rstrip('/')}/{path}"
+
+
+def uv_version() -> str:
+    from importlib.metadata import version
+
+    return version("uv")
+
+
+def nvidia_require_cuda(stack: Stack, forward_branches: tuple[int, ...] = ()) -> str:
+    """The image's NVIDIA_REQUIRE_CUDA, from the same rules the resolver uses.
+
+    Space-separated constraints are alternatives (libnvidia-container ORs them; commas AND):
+    a driver that runs the CUDA natively; or, for CUDA >= 11, one at or above the major's
+    minor-version-compatibility floor; or, when the image carries cuda-compat, a data-center GPU
+    on a branch that package supports.
+    """
+    parts = [f"cuda>={stack.cuda}"]
+    if stack.min_driver_compat:
+        parts.append(f"driver>={stack.min_driver_compat}")
+    for branch in forward_branches:
+        parts.append(f"brand=tesla,driver>={branch},driver<{branch + 1}")
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """What the image needs beyond the stack: from the project's [build] and [run] tables and the lock."""
+
+    project: str
+    base_registry: str = ""
+    python_index: str = "https://pypi.org/simple"
+    framework_index: str | None = None
+    system_packages: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+    ca_cert: bool = False  # a CA bundle is passed as the BuildKit secret "cudaenv_ca"
+    buildkit: bool = True  # cache mounts and secrets need BuildKit
+    lock_hash: str = ""
+    published_base: str | None = None  # a `cudaenv publish`ed base to start FROM (layers 1-3 prebuilt)
+
+
+def flavor_reason(stack: Stack) -> str:
+    if stack.flavor == "wheels":
+        return "every framework brings its own CUDA libraries as wheels, so no CUDA toolkit image is needed"
+    if stack.driver_compatibility == drv.FORWARD:
+        return "forward compatibility needs NVIDIA's cuda-compat package from the CUDA image's repository"
+    if stack.flavor == "devel":
+        return "the CUDA toolkit (nvcc, headers) for projects that compile CUDA extensions"
+    if not stack.frameworks:
+        return "a plain CUDA runtime for a project without a framework"
+    if stack.brings_own_cuda:
+        return "asked for in cudaenv.toml (the frameworks would also run on a slim Python image)"
+    return "a framework loads the system CUDA and cuDNN, which the nvidia/cuda image provides"
+
+
+def stack_label(stack: Stack) -> str:
+    return json.dumps(stack.as_dict(), sort_keys=True, separators=(",", ":"))
+
+
+def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tuple[int, ...] = ()) -> dict:
+    """Plain data for the templates (no objects, so the render is a pure function of it)."""
+    frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "none (CUDA runtime)"
+    cudnn = f", cuDNN {stack.cudnn_version}" if stack.cudnn_version else ""
+    compat_package = (f"cuda-compat-{stack.cuda.replace('.', '-')}"
+                      if stack.driver_compatibility == drv.FORWARD else None)
+    labels = {
+        "io.cudaenv.version": __version__,
+        "io.cudaenv.project": settings.project,
+        "io.cudaenv.stack": stack_label(stack),
+        "io.cudaenv.lock-hash": settings.lock_hash,
+        "io.cudaenv.cuda": stack.cuda,
+        "io.cudaenv.python": stack.python,
+        "org.opencontainers.image.title": settings.project,
+        "org.opencontainers.image.description": f"{frameworks} on CUDA {stack.cuda}{cudnn}, Python {stack.python}",
+        "org.opencontainers.image.version": settings.lock_hash[:12] or "unlocked",
+        "org.opencontainers.image.base.name": with_registry(stack.base_image, settings.base_registry),
+        "org.opencontainers.image.vendor": "built with cudaenv",
+    }
+    return {
+        "cudaenv_version": __version__,
+        "project": settings.project,
+        "summary": f"{frameworks} | CUDA {stack.cuda}{cudnn} | Python {stack.python}",
+        "flavor": stack.flavor,
+        "flavor_reason": flavor_reason(stack),
+        "driver_line": (f"needs >= {stack.min_driver} natively"
+                        + (f", >= {stack.min_driver_compat} through minor-version compatibility" if stack.min_driver_compat else "")
+                        + ("; forward compatibility via cuda-compat" if compat_package else "")),
+        "base_image": with_registry(stack.base_image, settings.base_registry),
+        "uv_image": with_registry(f"{UV_IMAGE}:{uv_version()}", settings.base_registry),
+        "python": stack.python,
+        "buildkit": settings.buildkit,
+        "ca_cert": settings.ca_cert,
+        "system_packages": list(settings.system_packages),
+        "compat_package": compat_package,
+        "python_index": settings.python_index,
+        "framework_index": settings.framework_index,
+        "find_links": list(stack.find_links),
+        "framework_requirements": list(stack.requirements),
+        "pinned": list(settings.pinned),
+        "nvidia_require_cuda": nvidia_require_cuda(stack, forward_branches if compat_package else ()),
+        "labels": labels,
+        "command": list(settings.command),
+        "published_base": settings.published_base,
+    }
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # a Dockerfile, not HTML: quoting is explicit through the filters below
+    )
+    env.filters["shquote"] = shquote
+    env.filters["dockerquote"] = dockerquote
+    env.filters["tojson"] = lambda value: json.dumps(value)
+    env.filters["label"] = lambda item: f"{item[0]}={dockerquote(item[1])}"
+    return env
+
+
+def render_dockerfile(context: dict, template: str = "Dockerfile.j2") -> str:
+    """A project Dockerfile, or with ``template="base.Dockerfile.j2"`` a publishable base."""
+    text = _environment().get_template(template).render(**context)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def render_dockerignore(user_text: str | None) -> str:
+    lines = ["# cudaenv defaults (never part of the image)", *DEFAULT_IGNORES]
+    if user_text:
+        lines += ["# the project's .dockerignore", user_text.rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def lock_hash(lock_text: str | None) -> str:
+    return hashlib.sha256((lock_text or "").encode()).hexdigest()[:32]
