@@ -1,0 +1,292 @@
+"""``cudaenv run``, ``shell``, ``exec``, ``ps``, ``stop``: project containers with GPU access."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from cudaenv.cli.output import emit_json, json_option, table
+from cudaenv.errors import BuildError, CudaenvError, UserError
+
+DIRECTORY = click.argument("directory", required=False, default=".",
+                           type=click.Path(file_okay=False, exists=True, path_type=Path))
+
+
+def run_options(func):
+    func = click.option("--ulimit", "ulimits", multiple=True, metavar="NAME=SOFT[:HARD]",
+                        help="Override a ulimit (default memlock=-1, stack=64 MiB as NVIDIA recommends).")(func)
+    func = click.option("--rebuild", is_flag=True, help="Build the image again even when it is current.")(func)
+    func = click.option("--ipc", type=click.Choice(["host", "private", "shareable"]), default=None,
+                        help="IPC namespace ('host' instead of a sized /dev/shm).")(func)
+    func = click.option("--shm-size", default=None, help="Shared memory size, e.g. 16g (default from cudaenv.toml, 8g).")(func)
+    func = click.option("-p", "--port", "ports", multiple=True, help="Publish a port: CONTAINER or HOST:CONTAINER.")(func)
+    func = click.option("-e", "--env", "env", multiple=True, help="Set NAME=value (or pass NAME through).")(func)
+    func = click.option("--name", default=None, help="Container name (default cudaenv-PROJECT-xxxxxx).")(func)
+    func = click.option("--gpus", default=None,
+                        help="all, none, auto (GPUs no other cudaenv container holds), auto:N, a count, or ids like 0,1.")(func)
+    return func
+
+
+def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=()):
+    """Ensure a current image, check the host, create the container. (engine, container id, name)."""
+    from cudaenv.cli.build_cmd import _Progress, build_project, report_build_error
+    from cudaenv.containers import (allocation_lock, build_spec, check_host_driver, choose_gpus, container_name,
+                                    parse_env, parse_ports)
+    from cudaenv.engine import get_engine
+    from cudaenv.image import current_lock, plan_image
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project import load_project
+
+    project = load_project(directory)
+    matrix = load_matrix()
+    engine = get_engine()
+    gpu_spec = gpus or project.run.gpus
+    env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
+
+    lock, stale = current_lock(project, matrix)
+    image_tag, labels = None, None
+    if lock is not None and not stale and not rebuild:
+        from cudaenv.cli.build_cmd import _buildkit_available
+
+        plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(False))
+        image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
+    if labels is None:
+        click.echo(f"building the image for {project.name} first", err=True)
+        try:
+            plan, _result = build_project(project, matrix, engine, progress=_Progress(False), no_cache=False)
+        except BuildError as exc:
+            report_build_error(exc)
+            raise SystemExit(1) from exc
+        image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
+
+    if gpu_spec != "none":
+        from cudaenv.host import environment_overrides, detect
+
+        driver = environment_overrides()[0] or detect().driver
+        stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
+        problem = check_host_driver(matrix, stack, driver)
+        if problem:
+            from cudaenv.containers import IncompatibleHost
+
+            raise IncompatibleHost(problem)
+    with allocation_lock():
+        choice = choose_gpus(gpu_spec, engine)
+        spec = build_spec(project, image_tag, labels, command=tuple(command) or project.run.command, gpus=choice,
+                          env=env_values, ports=port_values, shm_size=shm_size, ipc=ipc,
+                          name=name or container_name(project), tty=tty, interactive=interactive, ulimits=ulimits)
+        container_id = engine.create(spec)
+    return engine, container_id, spec.name
+
+
+def _foreground(engine, container_id: str) -> int:
+    """Start, stream output, propagate signals, and remove the container whatever happens."""
+    interrupts = 0
+
+    def forward(signum, _frame):
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            engine.kill(container_id, "SIGINT" if signum == signal.SIGINT else "SIGTERM")
+        else:
+            engine.remove(container_id)  # a second Ctrl-C: stop now, leave nothing running
+
+    out = sys.stdout.buffer
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        engine.start(container_id)
+        streamer = threading.Thread(target=_stream, args=(engine, container_id, out), daemon=True)
+        streamer.start()
+        while True:
+            try:
+                code = engine.wait(container_id, timeout=1)
+                break
+            except TimeoutError:
+                continue
+            except CudaenvError:
+                if interrupts > 1:
+                    return 130
+                raise
+        streamer.join(timeout=5)
+        return code
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        engine.remove(container_id)
+
+
+def _stream(engine, container_id: str, out) -> None:
+    try:
+        engine.stream_output(container_id, lambda chunk: (out.write(chunk), out.flush()))
+    except Exception:  # the container was removed under us (second Ctrl-C): nothing left to show
+        pass
+
+
+def _interactive(engine, container_id: str) -> int:
+    try:
+        return subprocess.call(engine.interactive_argv(container_id))
+    finally:
+        engine.remove(container_id)
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True})
+@DIRECTORY
+@run_options
+@click.option("-d", "--detach", is_flag=True, help="Run in the background; see `cudaenv ps`, stop with `cudaenv stop`.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, detach, command) -> None:
+    """Run COMMAND (default: the configured command) in the project's image with GPUs.
+
+    Builds first when the image is missing or stale. The project is mounted at /workspace and
+    files created there belong to you. The container's exit code becomes cudaenv's; Ctrl-C stops
+    it and leaves nothing running. Put the command after `--`:
+
+        cudaenv run . --gpus auto -- python train.py --epochs 3
+    """
+    tty = sys.stdin.isatty() and sys.stdout.isatty() and not detach
+    engine, container_id, cname = _start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
+                                         ipc=ipc, rebuild=rebuild, command=command, tty=tty, interactive=tty,
+                                         ulimits=ulimits)
+    if detach:
+        try:
+            engine.start(container_id)
+        except BaseException:
+            engine.remove(container_id)
+            raise
+        click.echo(cname)
+        return
+    code = _interactive(engine, container_id) if tty else _foreground(engine, container_id)
+    click.get_current_context().exit(code)
+
+
+@click.command("shell")
+@DIRECTORY
+@run_options
+def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits) -> None:
+    """An interactive shell in the project's environment (a TTY when stdin is one)."""
+    tty = sys.stdin.isatty()
+    engine, container_id, _ = _start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
+                                     ipc=ipc, rebuild=rebuild, command=("bash", "-l"), tty=tty, interactive=True,
+                                     ulimits=ulimits)
+    code = _interactive(engine, container_id) if tty else _foreground(engine, container_id)
+    click.get_current_context().exit(code)
+
+
+def _find_container(engine, name: str):
+    from cudaenv.containers import LABEL_MANAGED
+
+    for container in engine.containers(f"{LABEL_MANAGED}=true"):
+        if name in (container.name, container.id) or container.id.startswith(name):
+            return container
+    raise UserError(f"no cudaenv container named {name!r} (see `cudaenv ps`)")
+
+
+@click.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def exec_command(name, command) -> None:
+    """Run COMMAND in the running cudaenv container NAME; its exit code becomes cudaenv's."""
+    from cudaenv.engine import get_engine
+
+    engine = get_engine()
+    container = _find_container(engine, name)
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        code = subprocess.call(engine.interactive_argv(container.id, exec_command=list(command)))
+    else:
+        result = engine.exec(container.id, list(command))
+        click.echo(result.output, nl=False)
+        code = result.exit_code
+    click.get_current_context().exit(code)
+
+
+def _uptime(started_at: str) -> int | None:
+    if not started_at:
+        return None
+    text = started_at.rstrip("Z").split(".")[0]
+    try:
+        started = datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return None
+    return int((datetime.datetime.now(datetime.timezone.utc) - started).total_seconds())
+
+
+def _human(seconds: int | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@click.command("ps")
+@click.option("-a", "--all", "show_all", is_flag=True, help="Include exited containers.")
+@json_option
+def ps(show_all: bool, as_json: bool) -> None:
+    """Every cudaenv container on this host: project, stack, GPUs held, status, uptime."""
+    from cudaenv.containers import LABEL_DIR, LABEL_GPUS, LABEL_PROJECT, LABEL_STACK, project_containers
+    from cudaenv.engine import get_engine
+
+    rows = []
+    for c in project_containers(get_engine()):
+        if c.status != "running" and not show_all:
+            continue
+        stack = json.loads(c.labels.get(LABEL_STACK) or "{}")
+        uptime = _uptime(c.started_at) if c.status == "running" else None
+        rows.append({
+            "name": c.name, "id": c.id[:12], "project": c.labels.get(LABEL_PROJECT), "project_dir": c.labels.get(LABEL_DIR),
+            "cuda": stack.get("cuda"), "python": stack.get("python"), "frameworks": stack.get("frameworks") or {},
+            "gpus": c.labels.get(LABEL_GPUS, "none"), "status": c.status, "exit_code": c.exit_code,
+            "uptime_seconds": uptime, "image": c.image,
+        })
+    rows.sort(key=lambda r: (r["project"] or "", r["name"]))
+    if as_json:
+        emit_json({"containers": rows})
+        return
+    if not rows:
+        click.echo("no cudaenv containers" + ("" if show_all else " running (-a shows exited ones)"))
+        return
+    click.echo(table(("NAME", "PROJECT", "STACK", "GPUS", "STATUS", "UPTIME"), [
+        (r["name"], r["project"], ", ".join(f"{k} {v}" for k, v in r["frameworks"].items()) + f" | CUDA {r['cuda']}",
+         r["gpus"], r["status"] + (f" ({r['exit_code']})" if r["exit_code"] is not None else ""), _human(r["uptime_seconds"]))
+        for r in rows
+    ]))
+
+
+@click.command("stop")
+@click.argument("target", required=False)
+@click.option("--all", "stop_all", is_flag=True, help="Stop and remove every cudaenv container on this host.")
+@click.option("-t", "--timeout", default=10, show_default=True, help="Seconds to wait before killing.")
+@json_option
+def stop(target, stop_all, timeout, as_json) -> None:
+    """Stop and remove a project's containers (TARGET: project directory or container name).
+
+    Exited containers of the project are removed too. With no TARGET, the project in the current
+    directory.
+    """
+    from cudaenv.containers import project_containers
+    from cudaenv.engine import get_engine
+    from cudaenv.project import load_project
+
+    engine = get_engine()
+    if stop_all:
+        chosen = project_containers(engine)
+    elif target is None or Path(target).is_dir():
+        chosen = project_containers(engine, load_project(target or "."))
+    else:
+        chosen = [_find_container(engine, target)]
+    for container in chosen:
+        if container.status == "running":
+            engine.stop(container.id, timeout=timeout)
+        engine.remove(container.id)
+    if as_json:
+        emit_json({"stopped": [c.name for c in chosen]})
+        return
+    click.echo("\n".join(f"stopped {c.name}" for c in chosen) if chosen else "nothing to stop")

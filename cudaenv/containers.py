@@ -1,0 +1,212 @@
+"""Running project containers: GPU selection, host checks, and the container specification.
+
+Containers carry labels that describe them (project, directory, stack, GPUs held), so ``ps`` and
+``stop`` need no state of their own and ``--gpus auto`` can see which GPUs other cudaenv
+containers hold. Everything engine-specific stays behind ``cudaenv.engine``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaenv.engine import ContainerInfo, ContainerSpec, Engine, GpuRequest, Mount
+from cudaenv.errors import CudaenvError, UserError
+from cudaenv.matrix import Matrix
+from cudaenv.project import Project
+from cudaenv.resolver import driver as drv
+
+LABEL_MANAGED = "io.cudaenv.managed"
+LABEL_PROJECT = "io.cudaenv.project"
+LABEL_DIR = "io.cudaenv.project-dir"
+LABEL_GPUS = "io.cudaenv.gpus"
+LABEL_STACK = "io.cudaenv.stack"
+
+
+class IncompatibleHost(CudaenvError):
+    """The host's driver cannot run the image's CUDA (exit 1)."""
+
+
+@dataclass(frozen=True)
+class GpuChoice:
+    request: GpuRequest | None
+    held: str  # what the container records as held: "all", "none", "0,1", or "count:2"
+
+
+def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
+    """``all`` / ``none`` / ``auto`` / ``auto:N`` / ``N`` / ``0,1`` / ``GPU-…`` -> (kind, value)."""
+    text = spec.strip()
+    if text in ("all", "none", "auto"):
+        return text, None
+    if m := re.fullmatch(r"auto:(\d+)", text):
+        return "auto", int(m.group(1))
+    if text.isdigit():
+        return "count", int(text)
+    ids = tuple(part.strip() for part in text.split(",") if part.strip())
+    if ids and all(re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", i) for i in ids):
+        return "ids", ids
+    raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or device indices/UUIDs like 0,1")
+
+
+def inventory() -> list[str]:
+    """GPU indices of this host: detected, else as many as CUDAENV_GPUS names."""
+    from cudaenv.host import declared_gpu_names, detect
+
+    declared = declared_gpu_names(os.environ.get("CUDAENV_GPUS", ""))
+    if declared:
+        return [str(i) for i in range(len(declared))]
+    return [str(g.index) for g in detect().gpus]
+
+
+def held_gpus(engine: Engine) -> dict[str, str]:
+    """GPU index -> the running cudaenv container holding it ("*" for one holding all)."""
+    held: dict[str, str] = {}
+    for container in engine.containers(f"{LABEL_MANAGED}=true", running_only=True):
+        value = container.labels.get(LABEL_GPUS, "none")
+        if value == "all":
+            held["*"] = container.name
+        elif value not in ("none",) and not value.startswith("count:"):
+            for gpu in value.split(","):
+                held[gpu] = container.name
+    return held
+
+
+@contextlib.contextmanager
+def allocation_lock():
+    """Serialise `--gpus auto` between concurrent cudaenv processes on this host."""
+    from cudaenv.matrix.cache import cache_dir
+
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "gpu-allocation.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def choose_gpus(spec: str, engine: Engine) -> GpuChoice:
+    kind, value = parse_gpus(spec)
+    if kind == "none":
+        return GpuChoice(None, "none")
+    if kind == "all":
+        return GpuChoice(GpuRequest(count=-1), "all")
+    if kind == "count":
+        return GpuChoice(GpuRequest(count=value), f"count:{value}")
+    if kind == "ids":
+        return GpuChoice(GpuRequest(device_ids=value), ",".join(value))
+    want = value or 1
+    gpus = inventory()
+    if not gpus:
+        raise UserError("--gpus auto: no GPU detected on this host (declare them with CUDAENV_GPUS, "
+                        "or pass --gpus 0,1)")
+    held = held_gpus(engine)
+    if "*" in held:
+        raise CudaenvError(f"--gpus auto: container {held['*']} holds all GPUs; stop it or share on purpose "
+                           "with --gpus all")
+    free = [g for g in gpus if g not in held]
+    if len(free) < want:
+        holders = ", ".join(f"GPU {g}: {name}" for g, name in sorted(held.items()))
+        raise CudaenvError(f"--gpus auto: {want} free GPU(s) needed, {len(free)} free of {len(gpus)} ({holders}); "
+                           "stop a container or share on purpose with --gpus all")
+    chosen = tuple(free[:want])
+    return GpuChoice(GpuRequest(device_ids=chosen), ",".join(chosen))
+
+
+def check_host_driver(matrix: Matrix, stack: dict, driver: str | None, *, datacenter: bool = False) -> str | None:
+    """Why this host's driver cannot run the image's CUDA (None when it can, or is unknown)."""
+    if driver is None:
+        return None
+    cuda = stack.get("cuda")
+    mode = drv.driver_mode(matrix, driver, cuda, all_datacenter=datacenter or stack.get("driver_compatibility") == "forward")
+    if mode is not None:
+        return None
+    compat = f" (or >= {stack['min_driver_compat']} through minor-version compatibility)" if stack.get("min_driver_compat") else ""
+    return (f"this host's driver {driver} cannot run the image's CUDA {cuda}: it needs driver >= "
+            f"{stack.get('min_driver')}{compat}; upgrade the driver, or rebuild for this host "
+            f"(set [target] driver = \"{driver}\" and run `cudaenv lock`)")
+
+
+def run_user() -> tuple[str, dict[str, str]]:
+    """(--user value, extra env): the invoking user's UID:GID, so files the container creates in
+    the mounted project belong to them. CUDAENV_UID/CUDAENV_GID override it (services, CI)."""
+    uid = os.environ.get("CUDAENV_UID") or str(os.getuid())
+    gid = os.environ.get("CUDAENV_GID") or str(os.getgid())
+    if not (uid.isdigit() and gid.isdigit()):
+        raise UserError(f"CUDAENV_UID/CUDAENV_GID must be numbers, got {uid!r}/{gid!r}")
+    return f"{uid}:{gid}", {"HOME": "/tmp"}  # that UID may have no home in the image
+
+
+def container_name(project: Project) -> str:
+    return f"cudaenv-{project.name}-{secrets.token_hex(3)}"
+
+
+def parse_env(values: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UserError(f"-e {item!r}: expected NAME=value")
+        env[name] = value if sep else os.environ.get(name, "")  # -e NAME passes the caller's value through
+    return env
+
+
+def parse_ports(values: tuple[str, ...]) -> dict[str, int | None]:
+    ports: dict[str, int | None] = {}
+    for item in values:
+        m = re.fullmatch(r"(?:(\d{1,5}):)?(\d{1,5})(?:/(tcp|udp))?", item)
+        if not m:
+            raise UserError(f"port {item!r}: expected CONTAINER or HOST:CONTAINER, e.g. 8888:8888")
+        host, container, proto = m.group(1), m.group(2), m.group(3) or "tcp"
+        ports[f"{container}/{proto}"] = int(host) if host else None
+    return ports
+
+
+def build_spec(project: Project, image: str, image_labels: dict, *, command: tuple[str, ...], gpus: GpuChoice,
+               env: dict[str, str], ports: dict[str, int | None], shm_size: str | None, ipc: str | None,
+               name: str, tty: bool, interactive: bool, ulimits: tuple[str, ...] = ()) -> ContainerSpec:
+    user, user_env = run_user()
+    stack = json.loads(image_labels.get(LABEL_STACK, "{}") or "{}")
+    labels = {
+        LABEL_MANAGED: "true",
+        LABEL_PROJECT: project.name,
+        LABEL_DIR: str(project.root.resolve()),
+        LABEL_GPUS: gpus.held,
+        LABEL_STACK: image_labels.get(LABEL_STACK, ""),
+        "io.cudaenv.summary": ", ".join(f"{n} {v}" for n, v in (stack.get("frameworks") or {}).items())
+        + (f" | CUDA {stack.get('cuda')}" if stack.get("cuda") else ""),
+    }
+    return ContainerSpec(
+        image=image, command=command, name=name,
+        env={**dict(project.run.env), **user_env, **env}, labels=labels,
+        mounts=(Mount(Path(project.root).resolve(), "/workspace"),), working_dir="/workspace", user=user,
+        gpus=gpus.request, shm_size=None if (ipc or project.run.ipc) == "host" else (shm_size or project.run.shm_size),
+        ipc_mode=ipc or project.run.ipc, ulimits=merged_ulimits(project, ulimits), ports=ports, tty=tty, stdin_open=interactive,
+        init=False,  # the image's ENTRYPOINT is tini
+    )
+
+
+def merged_ulimits(project: Project, overrides: tuple[str, ...]) -> dict[str, tuple[int, int]]:
+    """[run] ulimits (NVIDIA's defaults unless changed), then --ulimit NAME=SOFT[:HARD] on top."""
+    from cudaenv.project.config import parse_ulimit
+
+    limits = {name: (soft, hard) for name, soft, hard in project.run.ulimits}
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--ulimit {item!r}: expected NAME=SOFT[:HARD], e.g. memlock=-1")
+        _, soft, hard = parse_ulimit(name.strip(), value, "--ulimit")
+        limits[name.strip()] = (soft, hard)
+    return limits
+
+
+def project_containers(engine: Engine, project: Project | None = None) -> list[ContainerInfo]:
+    label = f"{LABEL_DIR}={project.root.resolve()}" if project is not None else f"{LABEL_MANAGED}=true"
+    return engine.containers(label)
