@@ -1,0 +1,167 @@
+"""``cudaenv check`` (does a stack run on these hosts?) and ``cudaenv doctor`` (this host)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from cudaenv.cli.output import emit_json, json_option
+from cudaenv.cli.stack_options import constraints_from_options, stack_options
+from cudaenv.cli.target import target_options
+from cudaenv.errors import UserError
+from cudaenv.matrix import load_matrix
+
+
+def annotation_escape(text: str, *, property_value: bool = False) -> str:
+    """GitHub Actions workflow-command escaping (data: % CR LF; properties also : and ,)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def annotation(level: str, file: str | None, message: str) -> str:
+    props = f" file={annotation_escape(file, property_value=True)},title=cudaenv check" if file else " title=cudaenv check"
+    return f"::{level}{props}::{annotation_escape(message)}"
+
+
+def _stack_source(matrix, directory, image, options):
+    """(Stack, label for humans, file for annotations) from exactly one source."""
+    from cudaenv.resolver.model import Host, Stack
+    from cudaenv.resolver.resolve import resolve
+
+    constraints = constraints_from_options(options)
+    given = [name for name, value in (("DIRECTORY", directory), ("--image", image), ("stack flags", constraints)) if value]
+    if len(given) > 1:
+        raise UserError(f"check takes one stack source, got {' and '.join(given)}")
+    if image:
+        from cudaenv.engine import get_engine
+
+        labels = get_engine().image_labels(image)
+        if labels is None:
+            raise UserError(f"--image {image!r}: no such image on this engine (build or pull it first)")
+        if "io.cudaenv.stack" not in labels:
+            raise UserError(f"--image {image!r}: not built by cudaenv (no io.cudaenv.stack label)")
+        return Stack.from_dict(json.loads(labels["io.cudaenv.stack"])), f"image {image}", None
+    if constraints is not None:
+        result = resolve(matrix, constraints, Host())
+        if not result.ok:
+            reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
+            raise UserError(f"the stack flags admit no stack: {reasons}")
+        return result.stack, "the stack flags", None
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import read_lock
+
+    project = load_project(directory or ".")
+    lock = read_lock(project.lock_path)
+    if lock is not None:
+        return Stack.from_dict(lock.stack), str(project.lock_path), str(project.lock_path)
+    result = resolve(matrix, project.constraints, Host())
+    if not result.ok:
+        reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
+        raise UserError(f"{project.config_path}: the configuration admits no stack: {reasons}")
+    return result.stack, f"{project.config_path} (no lock yet)", str(project.config_path)
+
+
+def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect):
+    from cudaenv.resolver.model import Host
+    from cudaenv.target import resolve_target
+
+    if drivers:
+        base = resolve_target(matrix, driver=drivers[0], gpus=gpus, compute_capabilities=compute_capabilities)
+        return [Host(resolve_target(matrix, driver=d, gpus=(), compute_capabilities=()).host.driver, base.host.gpus)
+                for d in drivers]
+    target = resolve_target(matrix, driver=None, gpus=gpus, compute_capabilities=compute_capabilities, detect=not no_detect)
+    return [target.host]
+
+
+def _host_label(host) -> str:
+    driver = f"driver {host.driver}" if host.driver else "driver unknown"
+    gpus = ", ".join(g.label for g in host.gpus) if host.gpus else "GPUs unknown"
+    return f"{driver}, {gpus}"
+
+
+@click.command("check")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, exists=True))
+@click.option("--image", metavar="NAME", help="Check the stack recorded in an image's io.cudaenv.* labels.")
+@stack_options
+@target_options(fleet=True)
+@click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
+@click.option("--format", "output_format", type=click.Choice(["text", "github"]), default="text",
+              help="'github' adds GitHub Actions annotations (::error file=...::).")
+@json_option
+def check(directory, image, drivers, gpus, compute_capabilities, no_detect, output_format, as_json, **options) -> None:
+    """Does a stack run on a host, or on a whole fleet (--driver repeated)?
+
+    The stack comes from a project DIRECTORY (its cudaenv.lock, else its configuration), from an
+    image (--image), or from stack flags (--torch 2.4.1 --cuda 12.4 --python 3.11). The host is
+    this machine or the declared one. Each verdict says why: native, minor-version compatibility
+    (with its caveat), forward compatibility, or what stops it. Exit 0 when everything is
+    compatible, 1 when anything is not, 2 on bad input.
+    """
+    from cudaenv.resolver.check import check_stack
+
+    matrix = load_matrix()
+    stack, source, file = _stack_source(matrix, directory, image, options)
+    hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect)
+    results = []
+    for host in hosts:
+        verdict = check_stack(matrix, stack, host)
+        results.append({"stack": _stack_summary(stack), "source": source,
+                        "host": {"driver": host.driver, "gpus": [g.label for g in host.gpus]}, **verdict.as_dict()})
+    compatible = all(r["compatible"] for r in results)
+    if as_json:
+        emit_json({"compatible": compatible, "results": results})
+    else:
+        summary = _stack_summary(stack)
+        click.echo(f"stack: {summary['frameworks'] or 'CUDA runtime'} | CUDA {stack.cuda} | Python {stack.python} ({source})")
+        for host, result in zip(hosts, results):
+            if result["compatible"]:
+                how = {"native": "native", "minor-version": "minor-version compatibility",
+                       "forward": "forward compatibility", None: "driver unknown"}[result["mode"]]
+                click.echo(f"  ✓ {_host_label(host)}: {how}")
+                for caveat in result["caveats"]:
+                    click.echo(f"      ! {caveat}")
+            else:
+                click.echo(f"  ✗ {_host_label(host)}:")
+                for reason in result["reasons"]:
+                    click.echo(f"      {reason}")
+        bad = sum(not r["compatible"] for r in results)
+        click.echo(f"{bad} of {len(results)} host(s) cannot run this stack" if bad else
+                   f"compatible with all {len(results)} host(s)")
+        if output_format == "github":
+            for host, result in zip(hosts, results):
+                for reason in result["reasons"]:
+                    click.echo(annotation("error", file, f"{_host_label(host)}: {reason}"))
+                for caveat in result["caveats"]:
+                    click.echo(annotation("warning", file, f"{_host_label(host)}: {caveat}"))
+    click.get_current_context().exit(0 if compatible else 1)
+
+
+def _stack_summary(stack) -> dict:
+    return {"python": stack.python, "cuda": stack.cuda, "cudnn": stack.cudnn,
+            "frameworks": ", ".join(f"{n} {v}" for n, v in stack.frameworks), "base_image": stack.base_image,
+            "min_driver": stack.min_driver}
+
+
+@click.command("doctor")
+@json_option
+def doctor(as_json: bool) -> None:
+    """A report of this host: driver, GPUs, Docker, NVIDIA container runtime, BuildKit.
+
+    One line per check with ✓ or ✗, and for each ✗ what to do. Exit 1 when any check fails.
+    """
+    from cudaenv.doctor import run_checks
+
+    checks, host = run_checks(load_matrix())
+    ok = all(c.ok for c in checks)
+    if as_json:
+        emit_json({"ok": ok, "checks": [c.as_dict() for c in checks], "host": host})
+    else:
+        for c in checks:
+            click.echo(f"{'✓' if c.ok else '✗'} {c.name}: {c.detail}")
+            if not c.ok and c.fix:
+                click.echo(f"    → {c.fix}")
+    click.get_current_context().exit(0 if ok else 1)

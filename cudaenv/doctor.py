@@ -1,0 +1,145 @@
+"""``cudaenv doctor``: what this host can and cannot do, one check at a time, each ✗ with a fix."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaenv.host import HostDetectionError, HostInfo, detect
+from cudaenv.matrix import Matrix
+from cudaenv.resolver.driver import driver_support
+from cudaenv.versions import driver_branch
+
+CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))
+TOOLKIT_BINARIES = ("nvidia-container-runtime-hook", "nvidia-container-toolkit", "nvidia-ctk", "nvidia-container-cli")
+TOOLKIT_HELP = ("install the NVIDIA Container Toolkit "
+                "(https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html), "
+                "then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+def _driver_checks(matrix: Matrix, info: HostInfo) -> list[Check]:
+    if info.driver is None:
+        return [Check("NVIDIA driver", False, "no NVIDIA driver found (NVML, nvidia-smi, /proc/driver/nvidia/version)",
+                      "install the NVIDIA driver for your GPU (https://www.nvidia.com/Download/index.aspx), or declare "
+                      "the target host with --driver/--gpu when this machine only builds images")]
+    checks = []
+    module = f", {info.kernel_module} kernel module" if info.kernel_module else ""
+    support = driver_support(matrix, info.driver)
+    checks.append(Check("NVIDIA driver", True, f"{info.driver} (via {info.source}{module})"))
+    reported = f"; the driver reports CUDA {info.cuda_driver_version}" if info.cuda_driver_version else ""
+    compat = (f", up to {support.max_minor_version_cuda} through minor-version compatibility"
+              if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
+    checks.append(Check("CUDA supported", support.max_native_cuda is not None,
+                        f"up to CUDA {support.max_native_cuda} natively{compat}{reported}",
+                        None if support.max_native_cuda else "upgrade the driver: the matrix knows no CUDA it runs"))
+    branch = matrix.driver_branch(driver_branch(info.driver))
+    if branch is None:
+        checks.append(Check("driver branch", True, f"R{driver_branch(info.driver)} is not in the matrix (newer than "
+                                                   "cudaenv's data?): architecture support and end of life unknown"))
+    else:
+        eol = branch.eol
+        expired = eol is not None and eol < datetime.date.today().isoformat()[: len(eol)]
+        detail = f"R{branch.branch}" + (f" ({branch.type})" if branch.type else "") + (f", end of life {eol}" if eol else "")
+        checks.append(Check("driver branch", not expired, detail + (" — past end of life" if expired else ""),
+                            "move to a supported driver branch (LTSB or production)" if expired else None))
+    for gpu in info.gpus:
+        row = matrix.find_gpu(gpu.name)
+        cc = gpu.compute_capability or (row.compute_capability if row else None)
+        arch = matrix.architecture_of(cc) if cc else None
+        label = f"GPU {gpu.index}"
+        memory = f", {gpu.memory_mib // 1024} GiB" if gpu.memory_mib else ""
+        if cc is None:
+            checks.append(Check(label, False, f"{gpu.name}: compute capability unknown",
+                                "add the GPU to a matrix overlay (gpus.toml) or pass --compute-capability"))
+            continue
+        supported = branch is None or arch is None or arch.name in branch.architectures
+        checks.append(Check(label, supported, f"{gpu.name}, sm_{cc.replace('.', '')}"
+                            + (f" ({arch.name})" if arch else "") + memory + (f", {gpu.uuid}" if gpu.uuid else ""),
+                            None if supported else f"driver branch R{branch.branch} no longer supports {arch.name} GPUs; "
+                                                   "install an older branch that does"))
+    return checks
+
+
+def _docker_checks() -> tuple[list[Check], dict | None]:
+    from cudaenv.engine.docker_engine import connect
+
+    try:
+        client = connect()
+        version = client.version()
+        info = client.info()
+    except Exception as exc:  # EngineError carries the fix; anything else is reported as is
+        return [Check("Docker engine", False, str(exc).split(": ", 1)[-1][:200],
+                      "start the Docker daemon (`sudo systemctl start docker`) or set DOCKER_HOST")], None
+    return [Check("Docker engine", True, f"Docker {version.get('Version')} (API {version.get('ApiVersion')})")], info
+
+
+def _runtime_check(docker_info: dict | None) -> Check:
+    found = []
+    runtimes = (docker_info or {}).get("Runtimes") or {}
+    if "nvidia" in runtimes:
+        found.append("Docker runtime 'nvidia'")
+    found += [b for b in TOOLKIT_BINARIES if shutil.which(b)]
+    for directory in CDI_DIRS:
+        if directory.is_dir():
+            for spec in sorted(directory.iterdir()):
+                try:
+                    if "nvidia.com/gpu" in spec.read_text(errors="replace"):
+                        found.append(f"CDI spec {spec}")
+                except OSError:
+                    continue
+    if found:
+        return Check("NVIDIA container runtime", True, ", ".join(found))
+    return Check("NVIDIA container runtime", False, "not configured: containers cannot be given GPUs", TOOLKIT_HELP)
+
+
+def _buildkit_check() -> Check:
+    from cudaenv.engine.builders import find_cli_builder
+
+    builder = find_cli_builder()
+    if builder is None:
+        return Check("BuildKit", False, "no docker CLI with BuildKit found: builds fall back to the classic builder "
+                                        "(no cache mounts; build.ca_cert unavailable)",
+                     "install the docker buildx plugin (package docker-buildx or docker-buildx-plugin)")
+    how = "docker buildx" if builder.mode == "buildx" else "DOCKER_BUILDKIT=1 docker build"
+    return Check("BuildKit", True, f"{how} ({builder.cli})")
+
+
+def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
+    try:
+        info = detect()
+        checks = _driver_checks(matrix, info)
+    except HostDetectionError as exc:
+        info = HostInfo(driver=None, source=None)
+        checks = [Check("NVIDIA driver", False, str(exc), "check the driver installation (`nvidia-smi`)")]
+    docker_checks, docker_info = _docker_checks()
+    checks += docker_checks
+    checks.append(_runtime_check(docker_info))
+    checks.append(_buildkit_check())
+    overlays = [f for f in matrix.files if not f.startswith(str(Path(matrix.files[0]).parent))] if matrix.files else []
+    checks.append(Check("compatibility matrix", True, f"revision {matrix.revision}"
+                        + (f", overlays: {', '.join(overlays)}" if overlays else "")))
+    support = driver_support(matrix, info.driver) if info.driver else None
+    host = {
+        "driver": info.driver, "source": info.source, "kernel_module": info.kernel_module,
+        "cuda_driver_version": info.cuda_driver_version,
+        "max_cuda_native": support.max_native_cuda if support else None,
+        "max_cuda_minor_version": support.max_minor_version_cuda if support else None,
+        "gpus": [{"index": g.index, "name": g.name, "compute_capability": g.compute_capability,
+                  "memory_mib": g.memory_mib, "uuid": g.uuid} for g in info.gpus],
+        "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),
+    }
+    return checks, host
