@@ -22,6 +22,20 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 STANDIN_IMAGE = os.environ.get("CUDAENV_STANDIN_IMAGE", "cudaenv-standin/bookworm-python:1")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # The matrix cache lives in the user's cache directory; tests get their own, throw-away one.
+    import tempfile
+
+    os.environ["CUDAENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="cudaenv-test-cache-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    if "cudaenv-test-cache-" in os.environ.get("CUDAENV_CACHE_DIR", ""):
+        shutil.rmtree(os.environ["CUDAENV_CACHE_DIR"], ignore_errors=True)
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
