@@ -56,7 +56,8 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
 
 def inventory() -> list[str]:
     """GPU indices of this host: detected, else as many as CUDAENV_GPUS names."""
-    from cudaenv.host import declared_gpu_names, detect
+    from cudaenv.host import detect
+    from cudaenv.target import declared_gpu_names
 
     declared = declared_gpu_names(os.environ.get("CUDAENV_GPUS", ""))
     if declared:

@@ -6,20 +6,19 @@ comes from the matrix by GPU name), then ``/sys/module/nvidia/version`` or
 ``/proc/driver/nvidia/version`` (driver version only; the proprietary and the open kernel modules
 word that line differently). No driver at all is a normal answer, not an error.
 
-Declared values (``--driver``, ``--gpu``, ``--compute-capability``, ``CUDAENV_DRIVER_VERSION``,
-``CUDAENV_GPUS``) override detection: CI runners describe the fleet they deploy to.
+Declared values (``--driver``, ``--gpu``, ``CUDAENV_DRIVER_VERSION``, ``CUDAENV_GPUS``) override
+detection: CI runners describe the fleet they deploy to (see ``cudaenv.target``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudaenv.errors import CudaenvError, UserError
+from cudaenv.errors import CudaenvError
 from cudaenv.versions import is_numeric
 
 
@@ -187,26 +186,3 @@ def detect(root: Path = Path("/")) -> HostInfo:
             return info
     kernel = from_kernel(root)
     return kernel or HostInfo(driver=None, source=None)
-
-
-# --- declared values ---------------------------------------------------------------------------
-
-
-def check_driver_text(value: str, where: str) -> str:
-    value = value.strip()
-    if not is_numeric(value, min_parts=2):
-        raise UserError(f"{where}: expected a driver version like 535.104.05, got {value!r}")
-    return value
-
-
-def declared_gpu_names(value: str) -> list[str]:
-    """``CUDAENV_GPUS="A100,A100,T4"`` -> names (commas or semicolons separate)."""
-    return [part.strip() for part in re.split(r"[,;]", value) if part.strip()]
-
-
-def environment_overrides(env: dict[str, str] | None = None) -> tuple[str | None, list[str]]:
-    env = os.environ if env is None else env
-    driver = env.get("CUDAENV_DRIVER_VERSION") or None
-    if driver is not None:
-        driver = check_driver_text(driver, "CUDAENV_DRIVER_VERSION")
-    return driver, declared_gpu_names(env.get("CUDAENV_GPUS", ""))

@@ -81,7 +81,10 @@ def current_lock(project: Project, matrix: Matrix) -> tuple[Lock | None, list[st
     return lock, staleness(lock, project, result.stack, matrix.revision)
 
 
-def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool) -> ImagePlan:
+def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
+               published_base: str | None = None) -> ImagePlan:
+    """Render the project's Dockerfile from its lock; ``published_base`` starts it FROM a base
+    that `cudaenv publish` pushed (see ``cudaenv.publish.find_published_base``)."""
     stack = stack_from_lock(lock)
     if project.build.ca_cert and not buildkit:
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
@@ -91,10 +94,19 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool) 
         project=project.name, base_registry=project.build.base_registry, python_index=lock.python_index,
         framework_index=lock.framework_index, system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
-        buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32],
+        buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32], published_base=published_base,
     )
     dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_branches(matrix, stack)))
     user_ignore = project.root / ".dockerignore"
     dockerignore = render_dockerignore(user_ignore.read_text(encoding="utf-8") if user_ignore.is_file() else None)
     inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]
     return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit)
+
+
+def published_base_for(project: Project, matrix: Matrix, lock: Lock) -> str | None:
+    """The published base in the project's base_registry for its locked stack, if one is there."""
+    if not project.build.base_registry:
+        return None
+    from cudaenv.publish import find_published_base
+
+    return find_published_base(matrix, stack_from_lock(lock), project.build.base_registry)

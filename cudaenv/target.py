@@ -7,14 +7,39 @@ into the description of another machine.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cudaenv.errors import UserError
-from cudaenv.host import HostInfo, check_driver_text, environment_overrides
 from cudaenv.matrix import Matrix
 from cudaenv.resolver.model import Host, TargetGpu
 from cudaenv.versions import is_numeric
+
+if TYPE_CHECKING:  # detection (subprocess, NVML) is imported only when a command detects
+    from cudaenv.host import HostInfo
+
+
+def check_driver_text(value: str, where: str) -> str:
+    value = value.strip()
+    if not is_numeric(value, min_parts=2):
+        raise UserError(f"{where}: expected a driver version like 535.104.05, got {value!r}")
+    return value
+
+
+def declared_gpu_names(value: str) -> list[str]:
+    """``CUDAENV_GPUS="A100,A100,T4"`` -> names (commas or semicolons separate)."""
+    return [part.strip() for part in re.split(r"[,;]", value) if part.strip()]
+
+
+def environment_overrides(env: dict[str, str] | None = None) -> tuple[str | None, list[str]]:
+    env = os.environ if env is None else env
+    driver = env.get("CUDAENV_DRIVER_VERSION") or None
+    if driver is not None:
+        driver = check_driver_text(driver, "CUDAENV_DRIVER_VERSION")
+    return driver, declared_gpu_names(env.get("CUDAENV_GPUS", ""))
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,12 @@ def parse_version(text: str) -> Version | None:
 
 
 def parse_specifier(text: str) -> SpecifierSet | None:
-    """A PEP 440 specifier; a bare version (``"2.6"``, ``"2.6.0"``) means ``==`` that version."""
+    """A PEP 440 specifier; a bare version (``"2.6"``, ``"2.6.0"``) means ``==`` that version,
+    and a bare major (``"9"``) the whole series (``==9.*``): ``--cudnn 9`` means any cuDNN 9."""
     text = text.strip()
-    if text and (text[0].isdigit()):
+    if text and text.isdigit():
+        text = f"=={text}.*"
+    elif text and (text[0].isdigit()):
         text = f"=={text}"
     try:
         return SpecifierSet(text)

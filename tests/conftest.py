@@ -95,3 +95,32 @@ def registry(tmp_path_factory):
     """A real distribution registry on a loopback port, for push and pull tests."""
     with LocalRegistry.start(tmp_path_factory.mktemp("registry")) as reg:
         yield reg
+
+
+@pytest.fixture(scope="session")
+def standins(engine, registry, standin_image):
+    """The local registry serving stand-ins under upstream names (see tests/support/standins.py)."""
+    from tests.support.standins import StandinRegistry
+
+    served = StandinRegistry(engine, registry, standin_image)
+    served.provide_uv()
+    return served
+
+
+@pytest.fixture(scope="session")
+def host_ca_bundle() -> str | None:
+    """The host's CA bundle, for builds that reach PyPI through a TLS-intercepting proxy (as here)."""
+    for candidate in ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"):
+        if Path(candidate).is_file():
+            return candidate
+    return None
+
+
+@pytest.fixture
+def package_index(tmp_path_factory):
+    """A PEP 503 index on loopback serving wheels the test builds (tests/support/package_index.py)."""
+    from tests.support.package_index import serve_index
+
+    index, stop = serve_index(tmp_path_factory.mktemp("index"))
+    yield index
+    stop()

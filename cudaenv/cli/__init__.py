@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stop": ("cudaenv.cli.run_cmd:stop", "Stop and remove a project's containers."),
     "check": ("cudaenv.cli.check_cmd:check", "Check a stack (project, image or flags) against hosts or a fleet."),
     "doctor": ("cudaenv.cli.check_cmd:doctor", "Report this host: driver, GPUs, Docker, NVIDIA runtime, BuildKit."),
+    "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),
     "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, sharing base images."),
 }
 

@@ -34,14 +34,16 @@ def dockerfile(directory: Path, no_buildkit: bool) -> None:
     It is rendered from cudaenv.lock; when the lock is missing or stale, run `cudaenv lock`
     first (`cudaenv build` does that by itself).
     """
-    from cudaenv.image import current_lock, plan_image
+    from cudaenv.image import current_lock, plan_image, published_base_for
 
     project = load_project(directory)
     matrix = load_matrix()
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
-    click.echo(plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit)).dockerfile, nl=False)
+    plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit),
+                      published_base=published_base_for(project, matrix, lock))
+    click.echo(plan.dockerfile, nl=False)
 
 
 class _Progress:
@@ -131,13 +133,16 @@ def report_build_error(exc: BuildError) -> None:
 def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False, pull=False, network=None,
                   no_buildkit=False):
     """Lock when needed, render, build; (ImagePlan, BuildResult). Raises BuildError on failure."""
-    from cudaenv.image import current_lock, plan_image
+    from cudaenv.image import current_lock, plan_image, published_base_for
 
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:
         click.echo(f"{project.lock_path}: {stale[0]}; locking first", err=True)
         lock = _relock(project, matrix)
-    plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit))
+    published = published_base_for(project, matrix, lock)
+    if published:
+        click.echo(f"starting from the published base {published}", err=True)
+    plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit), published_base=published)
     request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network)
     if no_buildkit:
         from cudaenv.engine.builders import build_with_sdk

@@ -34,9 +34,11 @@ def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as
       cudaenv resolve --torch 2.6 --driver 535.104.05 --gpu A100
       cudaenv resolve --tensorflow 2.15 --torch '>=2.1' --gpu T4 --json
     """
-    from cudaenv.project import load_project
+    project = None
+    if directory is not None:
+        from cudaenv.project import load_project
 
-    project = load_project(directory) if directory is not None else None  # bad input before heavy loading
+        project = load_project(directory)  # bad input is reported before any heavy loading
     from_flags = constraints_from_options(options)
     if project is None:
         constraints = from_flags or Constraints()

@@ -41,7 +41,7 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     from cudaenv.containers import (allocation_lock, build_spec, check_host_driver, choose_gpus, container_name,
                                     parse_env, parse_ports)
     from cudaenv.engine import get_engine
-    from cudaenv.image import current_lock, plan_image
+    from cudaenv.image import current_lock, plan_image, published_base_for
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
 
@@ -56,7 +56,8 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     if lock is not None and not stale and not rebuild:
         from cudaenv.cli.build_cmd import _buildkit_available
 
-        plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(False))
+        plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(False),
+                          published_base=published_base_for(project, matrix, lock))
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
     if labels is None:
         click.echo(f"building the image for {project.name} first", err=True)
@@ -68,7 +69,8 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
 
     if gpu_spec != "none":
-        from cudaenv.host import environment_overrides, detect
+        from cudaenv.host import detect
+        from cudaenv.target import environment_overrides
 
         driver = environment_overrides()[0] or detect().driver
         stack = json.loads(labels.get("io.cudaenv.stack") or "{}")

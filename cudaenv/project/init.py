@@ -10,7 +10,7 @@ from packaging.version import Version
 
 from cudaenv.project.config import sanitize_name
 from cudaenv.project.detect import Detected
-from cudaenv.resolver.model import Constraints, Host, Stack
+from cudaenv.resolver.model import COMPANIONS, Constraints, Host, Stack
 from cudaenv.versions import parse_specifier
 
 
@@ -58,6 +58,8 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     for name, version in stack.frameworks:
         if name not in plan.framework_specs:
             continue
+        if not plan.framework_specs[name] and name in COMPANIONS:
+            continue  # an unpinned companion follows its framework's release: no constraint to write
         text = plan.framework_specs[name] or _range_for(version)
         frameworks.add(name, text)
         frameworks[name].comment(f"resolved: {version}")

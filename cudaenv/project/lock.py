@@ -122,11 +122,14 @@ def manylinux_platform(stack: Stack) -> str:
 
 
 def framework_index(project: Project, stack: Stack) -> str | None:
-    return project.build.framework_index or (stack.index_urls[0] if stack.index_urls else None)
+    """CUDAENV_FRAMEWORK_INDEX, else [build] framework_index, else the build's own index."""
+    return (os.environ.get("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index
+            or (stack.index_urls[0] if stack.index_urls else None))
 
 
 def python_index(project: Project) -> str:
-    return project.build.python_index or PYPI_SIMPLE
+    """CUDAENV_PYTHON_INDEX, else [build] python_index, else PyPI (mirrors, air-gapped sites, tests)."""
+    return os.environ.get("CUDAENV_PYTHON_INDEX") or project.build.python_index or PYPI_SIMPLE
 
 
 def uv_binary() -> str:

@@ -1,0 +1,313 @@
+"""``cudaenv publish``: build a team's base images once and push them to its registry.
+
+A published base is layers 1–3 of a project image (OS essentials, uv and Python, framework
+wheels), rendered from the same templates (``base.Dockerfile.j2``). Its identity is a content hash
+of a canonical render (templates + stack + cudaenv version; not of which mirror or CA fetched it),
+pushed as the tag ``hash-<hash>`` next to readable tags, e.g.::
+
+    <registry>/cudaenv-base:cuda12.4.1-cudnn9-runtime-py3.11-ubuntu22.04
+    <registry>/cudaenv-base:cuda12.4.1-cudnn9-runtime-py3.11-ubuntu22.04-torch2.6.0
+    <registry>/cudaenv-base:py3.11-slim-torch2.6.0-cu124          (wheels flavor)
+
+Publishing asks the registry for the hash tag first and skips what is there (no rebuild, no
+local-cache guess). A project whose ``base_registry`` points at the registry finds its base by the
+same hash and starts FROM it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+
+from cudaenv import __version__
+from cudaenv.engine import BuildRequest, Engine
+from cudaenv.errors import BuildError, CudaenvError, UserError
+from cudaenv.matrix import Matrix
+from cudaenv.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
+from cudaenv.render import BuildSettings, build_context, render_dockerfile
+from cudaenv.resolver.model import Constraints, Host, Stack
+from cudaenv.versions import is_numeric, major_minor, numeric_key, parse_specifier, specifier_contains
+
+BASE_REPOSITORY = "cudaenv-base"
+HASH_TAG_PREFIX = "hash-"
+
+
+def _forward_branches(matrix: Matrix, stack: Stack) -> tuple[int, ...]:
+    return tuple(sorted({b for r in matrix.cuda_releases_for(stack.cuda) for b in r.forward_compat_branches}))
+
+
+def base_settings(stack: Stack, *, base_registry: str = "", ca_cert: bool = False, buildkit: bool = True,
+                  python_index: str = "https://pypi.org/simple", framework_index: str | None = None) -> BuildSettings:
+    return BuildSettings(
+        project=BASE_REPOSITORY, base_registry=base_registry, python_index=python_index,
+        framework_index=framework_index if framework_index is not None else (stack.index_urls[0] if stack.index_urls else None),
+        ca_cert=ca_cert, buildkit=buildkit,
+    )
+
+
+def host_independent(stack: Stack) -> Stack:
+    """The stack as a base image sees it: how one particular host's driver would run it (native or
+    minor-version) is not part of the image — only forward compatibility is (cuda-compat inside)."""
+    from dataclasses import replace
+
+    mode = stack.driver_compatibility if stack.driver_compatibility == "forward" else None
+    return replace(stack, driver_compatibility=mode)
+
+
+def render_base(matrix: Matrix, stack: Stack, settings: BuildSettings) -> str:
+    stack = host_independent(stack)
+    return render_dockerfile(build_context(stack, settings, forward_branches=_forward_branches(matrix, stack)),
+                             template="base.Dockerfile.j2")
+
+
+def content_hash(matrix: Matrix, stack: Stack) -> str:
+    """What is in the image, independent of how it is fetched (mirrors, CA bundles, builder)."""
+    canonical = render_base(matrix, stack, base_settings(stack))
+    return hashlib.sha256(f"{__version__}\0{canonical}".encode()).hexdigest()[:32]
+
+
+def hash_tag(digest: str) -> str:
+    return f"{HASH_TAG_PREFIX}{digest[:16]}"
+
+
+def readable_tags(stack: Stack) -> tuple[str, ...]:
+    """The documented tag scheme; the first is the image's name in reports."""
+    framework = "".join(f"-{n}{v}" for n, v in stack.frameworks if n in ("torch", "tensorflow", "jax", "mxnet"))
+    if stack.flavor == "wheels":
+        cuda = f"-cu{stack.cuda.replace('.', '')}" if framework else ""
+        return (f"py{stack.python}-slim{framework}{cuda}",)
+    tag = stack.base_image.split(":", 1)[1]  # e.g. 12.4.1-cudnn-runtime-ubuntu22.04
+    os_name = tag.rsplit("-", 1)[-1]
+    cudnn = f"-cudnn{stack.cudnn_version.split('.')[0]}" if "-cudnn" in tag and stack.cudnn_version else ""
+    full = f"cuda{stack.cuda_release}{cudnn}-{stack.flavor}-py{stack.python}-{os_name}{framework}"
+    short = f"cuda{stack.cuda}{cudnn}-{stack.flavor}-py{stack.python}-{os_name}{framework}"
+    return (full, short) if short != full else (full,)
+
+
+@dataclass(frozen=True)
+class PublishItem:
+    stack: Stack
+    repository: str  # registry/namespace/cudaenv-base
+    tags: tuple[str, ...]  # readable tags, then the hash tag
+    content_hash: str
+    dockerfile: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.repository}:{self.tags[0]}"
+
+    @property
+    def hash_tag(self) -> str:
+        return self.tags[-1]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    item: PublishItem
+    status: str  # pushed | skipped | failed | planned
+    detail: str = ""
+    digest: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"image": self.item.name, "tags": [f"{self.item.repository}:{t}" for t in self.item.tags],
+                "content_hash": self.item.content_hash, "status": self.status, "detail": self.detail,
+                "digest": self.digest, "stack": self.item.stack.as_dict()}
+
+
+def parse_python_selection(text: str | None) -> tuple[set[str] | None, SpecifierSet | None]:
+    """``3.11,3.12`` is a list of versions; anything else is a PEP 440 specifier."""
+    if not text:
+        return None, None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if parts and all(is_numeric(p, 2) for p in parts):
+        return set(parts), None
+    spec = parse_specifier(text)
+    if spec is None:
+        raise UserError(f"--python {text!r}: expected versions like 3.11,3.12 or a specifier like '>=3.10'")
+    return None, spec
+
+
+def select_stacks(matrix: Matrix, *, cuda: str | None, python: str | None, os_name: str | None, flavor: str,
+                  frameworks: tuple[str, ...], cudnn: str | None) -> tuple[list[Stack], list[str]]:
+    """Stacks for the flag selection, and notes on combinations that have no stack."""
+    from cudaenv.matrix.builds import framework_builds
+    from cudaenv.resolver.resolve import resolve
+
+    cuda_spec = parse_specifier(cuda) if cuda else None
+    if cuda and cuda_spec is None:
+        raise UserError(f"--cuda {cuda!r}: expected a version like 12.4 or a specifier like '>=12.1,<12.9'")
+    cudnn_spec = parse_specifier(cudnn) if cudnn else None
+    if cudnn and cudnn_spec is None:
+        raise UserError(f"--cudnn {cudnn!r}: expected a version like 9 or a specifier like '>=9'")
+    framework_specs = []
+    for item in frameworks:
+        name, sep, version = item.partition("==")
+        spec = parse_specifier(version) if sep else None
+        if not sep or spec is None or name not in ("torch", "tensorflow", "jax", "mxnet"):
+            raise UserError(f"--framework {item!r}: expected NAME==VERSION, e.g. torch==2.6.0")
+        framework_specs.append((name, spec))
+    if not framework_specs and cuda_spec is None and flavor != "wheels":
+        raise UserError("choose what to publish: --cuda SPEC (with --python), --framework NAME==VERSION, "
+                        "or --from-projects DIR...")
+    pythons, python_spec = parse_python_selection(python)
+    known_pythons = sorted({p for rows in framework_builds(matrix).values() for b in rows for p in b.python}, key=numeric_key)
+    if pythons is not None:
+        candidates = sorted(pythons, key=numeric_key)
+    else:
+        candidates = [p for p in known_pythons if python_spec is None or specifier_contains(python_spec, p)]
+    if flavor == "wheels":
+        cudas = [None]
+    else:
+        with_images = sorted({major_minor(i.cuda) for i in matrix.images if not i.removed}, key=numeric_key)
+        cudas = [xy for xy in with_images if cuda_spec is None or specifier_contains(cuda_spec, xy)]
+        if not cudas:
+            raise UserError(f"--cuda {cuda!r} matches no CUDA release with nvidia/cuda images in the matrix")
+    stacks, notes, seen = [], [], set()
+    for xy in cudas:
+        for py in candidates:
+            constraints = Constraints(
+                python=SpecifierSet(f"=={py}"), frameworks=tuple(framework_specs),
+                cuda=SpecifierSet(f"=={xy}") if xy else cuda_spec, cudnn=cudnn_spec, flavor=flavor, os=os_name)
+            result = resolve(matrix, constraints, Host(), explain=False)
+            if not result.ok:
+                notes.append(f"no stack for Python {py}" + (f", CUDA {xy}" if xy else ""))
+                continue
+            key = readable_tags(result.stack)[0]
+            if key not in seen:
+                seen.add(key)
+                stacks.append(result.stack)
+    return stacks, notes
+
+
+def stacks_from_projects(directories: tuple[str, ...]) -> list[Stack]:
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import read_lock
+
+    stacks = []
+    for directory in directories:
+        project = load_project(directory)
+        lock = read_lock(project.lock_path)
+        if lock is None:
+            raise UserError(f"{project.root}: no cudaenv.lock; run `cudaenv lock {directory}` first")
+        stacks.append(Stack.from_dict(lock.stack))
+    return stacks
+
+
+def plan_items(matrix: Matrix, stacks: list[Stack], registry: str, *, base_registry: str = "", ca_cert: bool = False,
+               buildkit: bool = True) -> list[PublishItem]:
+    repository = f"{registry.rstrip('/')}/{BASE_REPOSITORY}"
+    items, seen = [], set()
+    for stack in stacks:
+        digest = content_hash(matrix, stack)
+        if digest in seen:
+            continue
+        seen.add(digest)
+        settings = base_settings(stack, base_registry=base_registry, ca_cert=ca_cert, buildkit=buildkit)
+        items.append(PublishItem(host_independent(stack), repository, readable_tags(stack) + (hash_tag(digest),), digest,
+                                 render_base(matrix, stack, settings)))
+    return items
+
+
+TRANSIENT = ("timeout", "timed out", "connection reset", "connection refused", "eof", "502", "503", "504",
+             "tls handshake", "temporarily unavailable", "unreachable")
+
+
+def is_transient(exc: Exception) -> bool:
+    if isinstance(exc, RegistryAuthError):
+        return False
+    return any(word in str(exc).lower() for word in TRANSIENT)
+
+
+def with_retries(action: Callable[[], object], *, attempts: int = 3, delay: float = 1.0,
+                 sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[str], None] | None = None):
+    """Run ``action``; retry transient failures with exponential backoff (1 s, 2 s, ...)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except (CudaenvError, OSError) as exc:
+            if attempt == attempts or not is_transient(exc):
+                raise
+            if on_retry:
+                on_retry(f"{exc}; retrying in {delay * 2 ** (attempt - 1):.0f}s ({attempt}/{attempts - 1})")
+            sleep(delay * 2 ** (attempt - 1))
+
+
+def _push(engine: Engine, reference: str, progress: Callable[[str], None]) -> None:
+    ref = Reference.parse(reference)
+    repository = f"{ref.registry}/{ref.repository}"
+    stream = engine.client.images.push(repository, tag=ref.tag, stream=True, decode=True,
+                                       auth_config=push_auth_config(ref.registry))
+    for line in stream:
+        if "error" in line or "errorDetail" in line:
+            message = line.get("error") or line.get("errorDetail", {}).get("message", "push failed")
+            if any(w in message.lower() for w in ("unauthorized", "authentication required", "denied")):
+                raise RegistryAuthError(f"{ref.registry} refused the push of {ref.repository}:{ref.tag}: {message}; "
+                                        f"run `docker login {ref.registry}` or set CUDAENV_REGISTRY_USER/PASSWORD")
+            raise RegistryError(f"pushing {reference}: {message}")
+        status = line.get("status")
+        if status in ("Pushed", "Layer already exists", "Mounted from"):
+            progress(f"  {ref.tag}: layer {line.get('id', '')} {status.lower()}")
+
+
+def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str, Path] | None = None,
+                  attempts: int = 3, progress: Callable[[str], None] = lambda _line: None,
+                  build_output: Callable[[str], None] | None = None,
+                  sleep: Callable[[float], None] = time.sleep) -> list[Outcome]:
+    outcomes = []
+    for item in items:
+        ref = Reference.parse(f"{item.repository}:{item.hash_tag}")
+        client = RegistryClient(ref.registry)
+        try:
+            existing = with_retries(lambda: client.manifest_digest(ref.repository, item.hash_tag), attempts=attempts,
+                                    sleep=sleep, on_retry=progress)
+        except RegistryError as exc:
+            outcomes.append(Outcome(item, "failed", str(exc)))
+            continue
+        if existing:
+            outcomes.append(Outcome(item, "skipped", "already in the registry (same content hash)", existing))
+            continue
+        progress(f"building {item.name}")
+        try:
+            with tempfile.TemporaryDirectory(prefix="cudaenv-publish-") as context:
+                engine.build(BuildRequest(
+                    context=Path(context), tags=tuple(f"{item.repository}:{t}" for t in item.tags),
+                    dockerfile_text=item.dockerfile, labels={"io.cudaenv.content-hash": item.content_hash},
+                    secrets=secrets or {},
+                ), build_output)
+            for tag in item.tags:
+                progress(f"pushing {item.repository}:{tag}")
+                with_retries(lambda t=tag: _push(engine, f"{item.repository}:{t}", progress), attempts=attempts,
+                             sleep=sleep, on_retry=progress)
+            digest = with_retries(lambda: client.manifest_digest(ref.repository, item.hash_tag), attempts=attempts,
+                                  sleep=sleep, on_retry=progress)
+            if not digest:
+                raise RegistryError(f"{item.name}: pushed, but the registry does not list it")
+            outcomes.append(Outcome(item, "pushed", f"{len(item.tags)} tags", digest))
+        except (BuildError, CudaenvError, OSError) as exc:
+            detail = f"{exc}" + (f" at {exc.step}" if isinstance(exc, BuildError) and exc.step and exc.step not in str(exc) else "")
+            outcomes.append(Outcome(item, "failed", detail.splitlines()[0][:300]))
+    return outcomes
+
+
+def find_published_base(matrix: Matrix, stack: Stack, base_registry: str) -> str | None:
+    """The published base for this stack in ``base_registry`` (by content hash), if there is one."""
+    if not base_registry:
+        return None
+    digest = content_hash(matrix, stack)
+    repository = f"{base_registry.rstrip('/')}/{BASE_REPOSITORY}"
+    ref = Reference.parse(f"{repository}:{hash_tag(digest)}")
+    try:
+        found = RegistryClient(ref.registry).manifest_digest(ref.repository, ref.tag)
+    except RegistryError:
+        return None  # a mirror without published bases (or unreachable now): build the layers inline
+    return str(ref) if found else None
+
+
+def summary_rows(outcomes: list[Outcome]) -> list[tuple[str, str, str]]:
+    return [(o.item.name, o.status, o.detail) for o in outcomes]

@@ -1,0 +1,112 @@
+"""A real PEP 503 package index on loopback, serving wheels the tests build.
+
+Locks and image builds resolve against it instead of the live network: ``uv pip compile`` reads
+its simple pages, and a build run with ``--network host`` installs from it inside a container.
+Wheels are made here with zipfile (a valid ``*.dist-info`` with METADATA, WHEEL and RECORD), so a
+test can publish a stand-in ``torch`` or a project dependency with exactly the metadata it needs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import http.server
+import re
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def build_wheel(directory: Path, name: str, version: str, *, requires: list[str] = (), files: dict[str, str] | None = None,
+                requires_python: str | None = None) -> Path:
+    """A pure-Python wheel ``name-version-py3-none-any.whl`` with the given Requires-Dist."""
+    dist = name.replace("-", "_")
+    module_files = files if files is not None else {f"{dist}/__init__.py": f'__version__ = "{version}"\n'}
+    metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    if requires_python:
+        metadata.append(f"Requires-Python: {requires_python}")
+    metadata += [f"Requires-Dist: {r}" for r in requires]
+    contents = {
+        **module_files,
+        f"{dist}-{version}.dist-info/METADATA": "\n".join(metadata) + "\n",
+        f"{dist}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: cudaenv-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record_name = f"{dist}-{version}.dist-info/RECORD"
+    lines = [_record_line(path, text.encode()) for path, text in contents.items()] + [f"{record_name},,"]
+    contents[record_name] = "\n".join(lines) + "\n"
+    path = directory / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for member, text in contents.items():
+            wheel.writestr(member, text)
+    return path
+
+
+@dataclass
+class LocalIndex:
+    root: Path
+    port: int = 0
+    wheels: list[Path] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/simple"
+
+    def add(self, name: str, version: str, **kwargs) -> Path:
+        wheel = build_wheel(self.root / "files", name, version, **kwargs)
+        self.wheels.append(wheel)
+        self._write_pages()
+        return wheel
+
+    def _write_pages(self) -> None:
+        projects: dict[str, list[Path]] = {}
+        for wheel in self.wheels:
+            projects.setdefault(normalize(wheel.name.split("-")[0]), []).append(wheel)
+        simple = self.root / "simple"
+        simple.mkdir(parents=True, exist_ok=True)
+        links = "".join(f'<a href="{p}/">{p}</a>\n' for p in sorted(projects))
+        (simple / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+        for project, wheels in projects.items():
+            page = simple / project
+            page.mkdir(exist_ok=True)
+            anchors = "".join(
+                f'<a href="../../files/{html.escape(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">'
+                f"{html.escape(w.name)}</a>\n" for w in sorted(wheels)
+            )
+            (page / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{anchors}</body></html>\n")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep pytest output clean
+        pass
+
+
+def serve_index(root: Path):
+    """Start serving ``root`` on a loopback port; returns (LocalIndex, stop function)."""
+    (root / "files").mkdir(parents=True, exist_ok=True)
+    index = LocalIndex(root)
+    index._write_pages()
+
+    def handler(*args, **kwargs):
+        return _QuietHandler(*args, directory=str(root), **kwargs)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    index.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return index, stop

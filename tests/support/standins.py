@@ -1,0 +1,59 @@
+"""Stand-in base images served from the suite's local registry under the names templates ask for.
+
+No image can come from Docker Hub or ghcr.io here, so the debootstrapped Debian + python3 image
+that scripts/test.sh imports stands in for ``nvidia/cuda:<tag>`` and ``python:<ver>-slim``, and
+the virtualenv's own uv binary becomes ``astral-sh/uv:<version>``. A project whose
+``base_registry`` points at this registry then builds exactly as it would against a mirror.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+from pathlib import Path
+
+from cudaenv.render import UV_IMAGE, uv_version, with_registry
+
+
+class StandinRegistry:
+    def __init__(self, engine, registry, standin_image: str) -> None:
+        self.engine = engine
+        self.registry = registry
+        self.standin_image = standin_image
+        self._pushed: set[str] = set()
+
+    @property
+    def host(self) -> str:
+        return self.registry.host
+
+    def _push(self, reference: str) -> None:
+        repository, _, tag = reference.rpartition(":")
+        for line in self.engine.client.images.push(repository, tag=tag, stream=True, decode=True):
+            if "error" in line:
+                raise RuntimeError(f"push {reference}: {line['error']}")
+        self._pushed.add(reference)
+
+    def provide(self, reference: str) -> str:
+        """Serve the stand-in as ``reference`` (registry-less, e.g. nvidia/cuda:12.4.1-runtime-ubuntu22.04)."""
+        target = with_registry(reference, self.host)
+        if target not in self._pushed:
+            repository, _, tag = target.rpartition(":")
+            self.engine.client.images.get(self.standin_image).tag(repository, tag)
+            self._push(target)
+        return target
+
+    def provide_uv(self) -> str:
+        target = with_registry(f"{UV_IMAGE}:{uv_version()}", self.host)
+        if target in self._pushed:
+            return target
+        from uv import find_uv_bin
+
+        binary = Path(find_uv_bin())
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            for name in ("uv", "uvx"):
+                tar.add(str(binary.with_name(name)), arcname=name)
+        subprocess.run(["docker", "import", "-", target], input=archive.getvalue(), check=True, capture_output=True)
+        self._push(target)
+        return target
