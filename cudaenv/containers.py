@@ -40,41 +40,53 @@ class GpuChoice:
 
 
 def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
-    """``all`` / ``none`` / ``auto`` / ``auto:N`` / ``N`` / ``0,1`` / ``GPU-…`` -> (kind, value)."""
+    """``all`` / ``none`` / ``auto`` / ``auto:N`` / ``N`` (a count, as docker's --gpus) /
+    ``0,1`` or ``device=1`` (indices or UUIDs) -> (kind, value)."""
     text = spec.strip()
     if text in ("all", "none", "auto"):
         return text, None
-    if m := re.fullmatch(r"auto:(\d+)", text):
+    if m := re.fullmatch(r"auto:([1-9]\d*)", text):
         return "auto", int(m.group(1))
+    if text == "0":
+        raise UserError("--gpus 0 would give the container no GPU: say --gpus none for that, or device=0 for the "
+                        "first GPU")
     if text.isdigit():
         return "count", int(text)
-    ids = tuple(part.strip() for part in text.split(",") if part.strip())
+    ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
     if ids and all(re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", i) for i in ids):
         return "ids", ids
-    raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or device indices/UUIDs like 0,1")
+    raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
 
 
-def inventory() -> list[str]:
-    """GPU indices of this host: detected, else as many as CUDAENV_GPUS names."""
+def inventory() -> list[tuple[str, str | None]]:
+    """(index, UUID) of this host's GPUs: detected, else as many as CUDAENV_GPUS names (no UUIDs)."""
     from cudaenv.host import detect
     from cudaenv.target import declared_gpu_names
 
     declared = declared_gpu_names(os.environ.get("CUDAENV_GPUS", ""))
     if declared:
-        return [str(i) for i in range(len(declared))]
-    return [str(g.index) for g in detect().gpus]
+        return [(str(i), None) for i in range(len(declared))]
+    return [(str(g.index), g.uuid) for g in detect().gpus]
 
 
-def held_gpus(engine: Engine) -> dict[str, str]:
-    """GPU index -> the running cudaenv container holding it ("*" for one holding all)."""
+def held_gpus(engine: Engine, gpus: list[tuple[str, str | None]] | None = None) -> dict[str, str]:
+    """GPU index -> the running cudaenv container holding it ("*" for one holding all).
+
+    A ``count:N`` holder has the first N GPUs (the NVIDIA runtime hands out a count that way);
+    holders recorded by UUID are mapped to indices through the inventory.
+    """
+    by_uuid = {uuid: index for index, uuid in (gpus or []) if uuid}
     held: dict[str, str] = {}
     for container in engine.containers(f"{LABEL_MANAGED}=true", running_only=True):
         value = container.labels.get(LABEL_GPUS, "none")
         if value == "all":
             held["*"] = container.name
-        elif value not in ("none",) and not value.startswith("count:"):
+        elif value.startswith("count:"):
+            for index in range(int(value.split(":", 1)[1] or 0)):
+                held[str(index)] = container.name
+        elif value != "none":
             for gpu in value.split(","):
-                held[gpu] = container.name
+                held[by_uuid.get(gpu, gpu)] = container.name
     return held
 
 
@@ -104,11 +116,12 @@ def choose_gpus(spec: str, engine: Engine) -> GpuChoice:
     if kind == "ids":
         return GpuChoice(GpuRequest(device_ids=value), ",".join(value))
     want = value or 1
-    gpus = inventory()
+    listed = inventory()
+    gpus = [index for index, _uuid in listed]
     if not gpus:
-        raise UserError("--gpus auto: no GPU detected on this host (declare them with CUDAENV_GPUS, "
-                        "or pass --gpus 0,1)")
-    held = held_gpus(engine)
+        raise CudaenvError("--gpus auto: no GPU detected on this host (declare them with CUDAENV_GPUS, "
+                           "or pass --gpus 0,1)")
+    held = held_gpus(engine, listed)
     if "*" in held:
         raise CudaenvError(f"--gpus auto: container {held['*']} holds all GPUs; stop it or share on purpose "
                            "with --gpus all")

@@ -24,6 +24,10 @@ class MatrixError(UserError):
     """An invalid matrix file or row (exit 2): names the file, the row and the field."""
 
 
+class NoStackError(CudaenvError):
+    """The configuration admits no stack for its target (exit 1, the clean "no")."""
+
+
 class EngineError(CudaenvError):
     """The container engine failed or is unreachable. Exit 1; the message says how to fix it."""
 

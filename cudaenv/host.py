@@ -115,7 +115,8 @@ def parse_smi_csv(text: str, fields: tuple[str, ...]) -> tuple[str | None, tuple
     return (min(drivers) if drivers else None), tuple(gpus)
 
 
-_CUDA_VERSION = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
+# "CUDA Version: 12.2"; drivers from R610 print "CUDA UMD Version: 13.3"
+_CUDA_VERSION = re.compile(r"CUDA (?:UMD )?Version:\s*(\d+\.\d+)")
 
 
 def from_nvidia_smi(binary: str | None = None) -> HostInfo | None:

@@ -91,8 +91,9 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
                         "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")
     lock_text = project.lock_path.read_text(encoding="utf-8") if project.lock_path.is_file() else ""
     settings = BuildSettings(
-        project=project.name, base_registry=project.build.base_registry, python_index=lock.python_index,
-        framework_index=lock.framework_index, system_packages=project.build.system_packages,
+        project=project.name, base_registry=project.build.base_registry,
+        python_index=os.environ.get("CUDAENV_PYTHON_INDEX") or lock.python_index,
+        framework_index=os.environ.get("CUDAENV_FRAMEWORK_INDEX") or lock.framework_index, system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32], published_base=published_base,
     )

@@ -17,6 +17,7 @@ same hash and starts FROM it.
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -152,7 +153,10 @@ def select_stacks(matrix: Matrix, *, cuda: str | None, python: str | None, os_na
         if not sep or spec is None or name not in ("torch", "tensorflow", "jax", "mxnet"):
             raise UserError(f"--framework {item!r}: expected NAME==VERSION, e.g. torch==2.6.0")
         framework_specs.append((name, spec))
-    if not framework_specs and cuda_spec is None and flavor != "wheels":
+    if flavor == "wheels" and not framework_specs:
+        raise UserError("a wheels base is python:X.Y-slim plus framework wheels that bring CUDA: "
+                        "add --framework NAME==VERSION (or use --flavor runtime for a CUDA base)")
+    if not framework_specs and cuda_spec is None:
         raise UserError("choose what to publish: --cuda SPEC (with --python), --framework NAME==VERSION, "
                         "or --from-projects DIR...")
     pythons, python_spec = parse_python_selection(python)
@@ -214,19 +218,31 @@ def plan_items(matrix: Matrix, stacks: list[Stack], registry: str, *, base_regis
     return items
 
 
-TRANSIENT = ("timeout", "timed out", "connection reset", "connection refused", "eof", "502", "503", "504",
-             "tls handshake", "temporarily unavailable", "unreachable")
+# words in the *engine's* own error text (never our message, which holds hosts and hashes)
+TRANSIENT_WORDS = ("timeout", "timed out", "connection reset", "connection refused", "unexpected eof",
+                   "tls handshake", "temporarily unavailable", "bad gateway", "service unavailable",
+                   "gateway timeout", "too many requests")
 
 
 def is_transient(exc: Exception) -> bool:
+    """Whether trying again may help: a registry failure says so itself; a network error is."""
     if isinstance(exc, RegistryAuthError):
         return False
-    return any(word in str(exc).lower() for word in TRANSIENT)
+    if isinstance(exc, RegistryError):
+        return exc.transient
+    return isinstance(exc, OSError)
+
+
+def engine_error_is_transient(message: str) -> bool:
+    text = message.lower()
+    return any(word in text for word in TRANSIENT_WORDS) or bool(re.search(r"\b(502|503|504|429)\b", text))
 
 
 def with_retries(action: Callable[[], object], *, attempts: int = 3, delay: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[str], None] | None = None):
     """Run ``action``; retry transient failures with exponential backoff (1 s, 2 s, ...)."""
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
     for attempt in range(1, attempts + 1):
         try:
             return action()
@@ -249,7 +265,7 @@ def _push(engine: Engine, reference: str, progress: Callable[[str], None]) -> No
             if any(w in message.lower() for w in ("unauthorized", "authentication required", "denied")):
                 raise RegistryAuthError(f"{ref.registry} refused the push of {ref.repository}:{ref.tag}: {message}; "
                                         f"run `docker login {ref.registry}` or set CUDAENV_REGISTRY_USER/PASSWORD")
-            raise RegistryError(f"pushing {reference}: {message}")
+            raise RegistryError(f"pushing {reference}: {message}", transient=engine_error_is_transient(message))
         status = line.get("status")
         if status in ("Pushed", "Layer already exists", "Mounted from"):
             progress(f"  {ref.tag}: layer {line.get('id', '')} {status.lower()}")
@@ -304,6 +320,8 @@ def find_published_base(matrix: Matrix, stack: Stack, base_registry: str) -> str
     ref = Reference.parse(f"{repository}:{hash_tag(digest)}")
     try:
         found = RegistryClient(ref.registry).manifest_digest(ref.repository, ref.tag)
+    except RegistryAuthError:
+        raise  # the same registry serves every base: without access the build cannot work either
     except RegistryError:
         return None  # a mirror without published bases (or unreachable now): build the layers inline
     return str(ref) if found else None

@@ -29,7 +29,12 @@ MANIFEST_TYPES = ", ".join([
 
 
 class RegistryError(CudaenvError):
-    """The registry refused or could not be reached (exit 1)."""
+    """The registry refused or could not be reached (exit 1). ``transient`` says whether trying
+    again may help (unreachable, HTTP 5xx) — decided from the failure, not from its wording."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class RegistryAuthError(RegistryError):
@@ -154,10 +159,11 @@ class RegistryClient:
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 return None
-            raise RegistryError(f"{self.registry}: asking for {repository}:{tag} failed (HTTP {exc.code})") from exc
+            raise RegistryError(f"{self.registry}: asking for {repository}:{tag} failed (HTTP {exc.code})",
+                                transient=exc.code >= 500) from exc
         except OSError as exc:
             raise RegistryError(f"{self.registry}: unreachable ({exc.__class__.__name__}: "
-                                f"{getattr(exc, 'reason', exc)})") from exc
+                                f"{getattr(exc, 'reason', exc)})", transient=True) from exc
 
     def tags(self, repository: str) -> list[str]:
         try:
@@ -166,7 +172,8 @@ class RegistryClient:
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 return []
-            raise RegistryError(f"{self.registry}: listing {repository} failed (HTTP {exc.code})") from exc
+            raise RegistryError(f"{self.registry}: listing {repository} failed (HTTP {exc.code})",
+                                transient=exc.code >= 500) from exc
 
 
 def push_auth_config(registry: str) -> dict | None:

@@ -91,8 +91,9 @@ def host_from_detection(matrix: Matrix, info: HostInfo) -> Host:
 
 
 def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], compute_capabilities: Sequence[str],
-                   detect: bool = True) -> Target:
-    env_driver, env_gpus = environment_overrides()
+                   detect: bool = True, environment: bool = True) -> Target:
+    """Options first, then (``environment``) CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, then detection."""
+    env_driver, env_gpus = environment_overrides() if environment else (None, [])
     declared_driver = check_driver_text(driver, "--driver") if driver else env_driver
     targets = [gpu_by_name(matrix, n) for n in gpus] + [gpu_by_cc(matrix, c) for c in compute_capabilities]
     if not targets and env_gpus:
@@ -113,4 +114,4 @@ def project_target(matrix: Matrix, project) -> Target:
     """The host a lock is for: the configured [target] only, never this machine, so a lock
     written on a laptop and checked on a GPU-less CI runner agree."""
     return resolve_target(matrix, driver=project.target.driver, gpus=project.target.gpus,
-                          compute_capabilities=project.target.compute_capabilities, detect=False)
+                          compute_capabilities=project.target.compute_capabilities, detect=False, environment=False)

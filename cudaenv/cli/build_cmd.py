@@ -160,6 +160,8 @@ def _relock(project, matrix):
     result, lock = lock_project(project, matrix)
     if lock is None:
         reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
-        raise UserError(f"{project.config_path}: no stack fits the configuration: {reasons}")
+        from cudaenv.errors import NoStackError
+
+        raise NoStackError(f"{project.config_path}: no stack fits the configuration: {reasons}")
     write_atomically(project.lock_path, lock.as_toml())
     return read_lock(project.lock_path)

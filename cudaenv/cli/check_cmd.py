@@ -44,7 +44,10 @@ def _stack_source(matrix, directory, image, options):
             raise UserError(f"--image {image!r}: no such image on this engine (build or pull it first)")
         if "io.cudaenv.stack" not in labels:
             raise UserError(f"--image {image!r}: not built by cudaenv (no io.cudaenv.stack label)")
-        return Stack.from_dict(json.loads(labels["io.cudaenv.stack"])), f"image {image}", None
+        try:
+            return Stack.from_dict(json.loads(labels["io.cudaenv.stack"])), f"image {image}", None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UserError(f"--image {image!r}: its io.cudaenv.stack label is not a cudaenv stack ({exc.__class__.__name__})") from exc
     if constraints is not None:
         result = resolve(matrix, constraints, Host())
         if not result.ok:
@@ -54,21 +57,34 @@ def _stack_source(matrix, directory, image, options):
     from cudaenv.project import load_project
     from cudaenv.project.lock import read_lock
 
+    from cudaenv.target import project_target
+
     project = load_project(directory or ".")
     lock = read_lock(project.lock_path)
     if lock is not None:
         return Stack.from_dict(lock.stack), str(project.lock_path), str(project.lock_path)
-    result = resolve(matrix, project.constraints, Host())
+    # the stack `cudaenv lock` would pin: resolved for the project's [target], not for any host
+    result = resolve(matrix, project.constraints, project_target(matrix, project).host)
     if not result.ok:
         reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
         raise UserError(f"{project.config_path}: the configuration admits no stack: {reasons}")
     return result.stack, f"{project.config_path} (no lock yet)", str(project.config_path)
 
 
-def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect):
+def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=None):
+    """The hosts to check: --driver values (a fleet); else the project's [target]; else this
+    machine (or the CUDAENV_* declaration)."""
     from cudaenv.resolver.model import Host
     from cudaenv.target import resolve_target
 
+    if not drivers and not gpus and not compute_capabilities and project_dir is not None:
+        from cudaenv.project import load_project
+        from cudaenv.target import environment_overrides
+
+        target = load_project(project_dir).target
+        if target.driver and not any(environment_overrides()[:1]) and not environment_overrides()[1]:
+            return [resolve_target(matrix, driver=target.driver, gpus=target.gpus,
+                                   compute_capabilities=target.compute_capabilities, detect=False).host]
     if drivers:
         base = resolve_target(matrix, driver=drivers[0], gpus=gpus, compute_capabilities=compute_capabilities)
         return [Host(resolve_target(matrix, driver=d, gpus=(), compute_capabilities=()).host.driver, base.host.gpus)
@@ -105,7 +121,8 @@ def check(directory, image, drivers, gpus, compute_capabilities, no_detect, outp
 
     matrix = load_matrix()
     stack, source, file = _stack_source(matrix, directory, image, options)
-    hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect)
+    hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=directory or (
+        "." if not image and constraints_from_options(options) is None else None))
     results = []
     for host in hosts:
         verdict = check_stack(matrix, stack, host)

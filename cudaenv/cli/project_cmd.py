@@ -84,10 +84,10 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
 
 
 def _print_found(detected) -> None:
-    if detected.found:
-        click.echo("found: " + "; ".join(detected.found))
-    else:
-        click.echo("found: no framework requirements (a plain CUDA runtime project)")
+    found = list(detected.found)
+    if not detected.frameworks:
+        found.append("no framework requirements (a plain CUDA runtime project)")
+    click.echo("found: " + "; ".join(found))
 
 
 @click.command("lock")

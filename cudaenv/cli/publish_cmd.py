@@ -27,7 +27,8 @@ from cudaenv.matrix import load_matrix
 @click.option("--base-registry", default="", metavar="PREFIX", help="Mirror for the upstream base images.")
 @click.option("--ca-cert", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="CA bundle for builds behind a TLS-intercepting proxy (a BuildKit secret; not in any layer).")
-@click.option("--retries", default=3, show_default=True, help="Attempts for transient registry failures.")
+@click.option("--retries", default=2, show_default=True, type=click.IntRange(min=0),
+              help="Retries after a transient registry failure (backoff 1 s, 2 s, ...).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (images and tags) without building or pushing.")
 @json_option
 def publish(registry, cuda, python, os_name, flavor, cudnn, frameworks, projects, base_registry, ca_cert, retries,
@@ -83,7 +84,7 @@ def publish(registry, cuda, python, os_name, flavor, cudnn, frameworks, projects
 
     engine = get_engine()
     tty = sys.stderr.isatty()
-    outcomes = publish_items(engine, items, secrets={"cudaenv_ca": ca_cert} if ca_cert else None, attempts=retries,
+    outcomes = publish_items(engine, items, secrets={"cudaenv_ca": ca_cert} if ca_cert else None, attempts=retries + 1,
                              progress=lambda line: click.echo(line, err=True),
                              build_output=(lambda line: click.echo(line, err=True)) if tty else None)
     failed = [o for o in outcomes if o.status == "failed"]

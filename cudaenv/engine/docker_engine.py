@@ -173,6 +173,12 @@ class DockerEngine(Engine):
             attrs = self.client.images.get(image).attrs
         except docker.errors.ImageNotFound:
             return None
+        except docker.errors.APIError as exc:
+            if exc.status_code == 400:
+                from cudaenv.errors import UserError
+
+                raise UserError(f"{image!r} is not a valid image reference ({exc.explanation or exc})") from exc
+            raise EngineError(f"could not inspect image {image!r}: {exc.explanation or exc}") from exc
         return dict((attrs.get("Config") or {}).get("Labels") or {})
 
     def remove_image(self, image: str, *, force: bool = False) -> None:

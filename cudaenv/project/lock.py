@@ -187,10 +187,13 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: dict, pinned: list[str]) -> Lock:
+    """The lock records the configured indexes; CUDAENV_*_INDEX overrides are the environment's
+    (a CI mirror, a test index) and apply when used, never committed."""
     return Lock(
         cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
         stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
-        python_index=python_index(project), framework_index=framework_index(project, stack),
+        python_index=project.build.python_index or PYPI_SIMPLE,
+        framework_index=project.build.framework_index or (stack.index_urls[0] if stack.index_urls else None),
         platform=manylinux_platform(stack), pinned=tuple(pinned),
     )
 

@@ -38,7 +38,9 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
     caveats: list[str] = []
     mode = None
     if host.driver is None:
-        caveats.append(f"driver unknown: the stack needs >= {stack.min_driver} natively"
+        # nothing to vouch for: on a machine without a driver (a CI runner) the honest answer is "no"
+        reasons.append("no NVIDIA driver found or declared (pass --driver, or set CUDAENV_DRIVER_VERSION): "
+                       f"the stack needs >= {stack.min_driver} natively"
                        + (f" or >= {stack.min_driver_compat} with minor-version compatibility" if stack.min_driver_compat else ""))
     else:
         forward_ok = stack.driver_compatibility == drv.FORWARD  # only an image that carries cuda-compat

@@ -243,10 +243,15 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         return None
     if base.cudnn and (not chosen or cudnn == system_cudnn):
         cudnn = base.cudnn  # the image's own, more precise version
-    frameworks = []
+    frameworks, extra_requirements = [], []
     for build in chosen:
         frameworks.append((build.framework, build.version))
-        frameworks.extend(build.companions)
+        for name, version in build.companions:
+            if version[:1].isdigit():
+                frameworks.append((name, version))
+            elif (pin := ctx.constraints.spec(name)) is not None and str(pin):
+                # a range the framework declares (keras for TensorFlow): install the project's own pin
+                extra_requirements.append(f"{name}{pin}")
     sass_sets = [set(b.sass) for b in chosen if b.sass]
     sass = tuple(sorted(set.intersection(*sass_sets), key=numeric_key)) if sass_sets else ()
     index_urls = tuple(dict.fromkeys(b.index_url for b in chosen if b.index_url))
@@ -255,7 +260,8 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
     release = base.cuda_release or _newest_release(ctx.matrix, xy)
     return Stack(
         python=python, cuda=xy, cuda_release=release, cudnn=major_minor(cudnn) if cudnn else None, cudnn_version=cudnn,
-        frameworks=tuple(frameworks), requirements=tuple(chain.from_iterable(b.requirements for b in chosen)),
+        frameworks=tuple(frameworks),
+        requirements=tuple(chain.from_iterable(b.requirements for b in chosen)) + tuple(extra_requirements),
         index_urls=index_urls, find_links=find_links, flavor=flavor, base_image=base.reference,
         driver_compatibility=mode, min_driver=drv.native_requirement(ctx.matrix, xy),
         min_driver_compat=drv.minor_version_floor(ctx.matrix, xy), compute_capabilities=sass,
@@ -459,6 +465,8 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
                       if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
             wanted = "; ".join(f"{_framework_desc(n, c)} is built for CUDA {_cuda_list(bs)}" for n, bs in candidates.items()) \
                 or f"the CUDA versions allowed need more ({_fmt_versions(xys)})"
+            if c.cuda is not None:
+                wanted += f"; of those, CUDA {_spec_text(c.cuda)} (as configured) leaves {_fmt_versions(xys)}"
             problems.append(Problem("driver-too-old", f"driver {host.driver} supports {natively}{compat}; {wanted}"))
             return problems + _fixes(ctx)
         xys = runnable
