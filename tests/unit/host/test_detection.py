@@ -1,0 +1,277 @@
+"""Host detection (cudaenv.host) and the target it becomes (cudaenv.target), through the real code
+paths: a stand-in nvidia-smi first on PATH printing recorded outputs of real drivers (R470 without
+compute_cap, R535, R580), recorded /proc and /sys files under a temporary root, and NVML absent
+(nvidia-ml-py is not installed here; the tests also hide it, so a GPU host with NVML behaves the same).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudaenv.host import DetectedGpu, HostDetectionError, HostInfo, detect, from_kernel, from_nvml, from_nvidia_smi
+from cudaenv.matrix import load_matrix
+from cudaenv.target import host_from_detection, resolve_target
+from tests.unit.host import (
+    FULL_QUERY,
+    R470_QUERY,
+    RECORDED_HOSTS,
+    FakeSmi,
+    fixture,
+    install_fake_nvidia_smi,
+    kernel_tree,
+    path_without_nvidia_smi,
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_host(monkeypatch):
+    """No NVML, no nvidia-smi on PATH, no declared host in the environment."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` raises ImportError
+    monkeypatch.setenv("PATH", path_without_nvidia_smi())
+    monkeypatch.delenv("CUDAENV_DRIVER_VERSION", raising=False)
+    monkeypatch.delenv("CUDAENV_GPUS", raising=False)
+
+
+@pytest.fixture
+def empty_root(tmp_path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def smi(tmp_path, monkeypatch):
+    """install(**kwargs) -> FakeSmi, put first on PATH."""
+
+    def install(**kwargs) -> FakeSmi:
+        fake = install_fake_nvidia_smi(tmp_path / "smi", **kwargs)
+        monkeypatch.setenv("PATH", fake.env_path(path_without_nvidia_smi()))
+        return fake
+
+    return install
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return load_matrix()
+
+
+# --- nvidia-smi ----------------------------------------------------------------------------------
+
+
+def test_r580_h100_is_read_from_nvidia_smi_with_every_field(smi, empty_root):
+    smi(**RECORDED_HOSTS["r580-h100"])
+    info = detect(empty_root)
+
+    assert (info.driver, info.source) == ("580.105.08", "nvidia-smi")
+    assert info.gpus == (DetectedGpu(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0",
+                                     memory_mib=81559, uuid="GPU-bc5610b9-79c8-fedd-8899-07539c7f868a"),)
+
+
+def test_cuda_version_comes_from_the_nvidia_smi_header(smi, empty_root):
+    smi(**RECORDED_HOSTS["r580-h100"])
+    assert detect(empty_root).cuda_driver_version == "13.0"
+
+
+def test_two_gpus_of_one_machine_are_two_entries_with_their_own_uuids(smi, empty_root):
+    smi(**RECORDED_HOSTS["r535-a100x2"])
+    info = detect(empty_root)
+
+    assert info.driver == "535.54.03"
+    assert [g.index for g in info.gpus] == [0, 1]
+    assert {g.name for g in info.gpus} == {"NVIDIA A100-SXM4-80GB"}
+    assert len({g.uuid for g in info.gpus}) == 2
+    assert all(g.compute_capability == "8.0" and g.memory_mib == 81920 for g in info.gpus)
+
+
+@pytest.mark.parametrize("error_stream", ["stdout", "stderr"])
+def test_r470_nvidia_smi_is_asked_again_without_compute_cap(smi, empty_root, error_stream):
+    fake = smi(**RECORDED_HOSTS["r470-k80"], error_stream=error_stream)
+    info = detect(empty_root)
+
+    assert fake.calls() == [FULL_QUERY, R470_QUERY, ""]
+    assert info.driver == "470.42.01"
+    assert [(g.index, g.name, g.memory_mib) for g in info.gpus] == [(0, "Tesla K80", 11441), (1, "Tesla K80", 11441)]
+
+
+def test_r470_gpus_have_no_reported_compute_capability_and_a_note_says_so(smi, empty_root):
+    smi(**RECORDED_HOSTS["r470-k80"])
+    info = detect(empty_root)
+
+    assert [g.compute_capability for g in info.gpus] == [None, None]
+    assert any("compute capability" in note for note in info.notes)
+
+
+def test_r470_header_reports_cuda_11_4(smi, empty_root):
+    smi(**RECORDED_HOSTS["r470-k80"])
+    assert detect(empty_root).cuda_driver_version == "11.4"
+
+
+def test_r470_gpus_take_their_compute_capability_from_the_matrix_by_name(smi, empty_root, matrix):
+    smi(**RECORDED_HOSTS["r470-k80"])
+    host = host_from_detection(matrix, detect(empty_root))
+
+    assert host.driver == "470.42.01"
+    assert [(g.name, g.compute_capability, g.architecture) for g in host.gpus] == [("K80", "3.7", "kepler")] * 2
+
+
+def test_malformed_nvidia_smi_output_is_a_clear_error_quoting_the_line(smi, empty_root):
+    smi(**RECORDED_HOSTS["malformed"])
+    with pytest.raises(HostDetectionError) as caught:
+        detect(empty_root)
+
+    message = str(caught.value)
+    assert "wanted 6 fields" in message
+    assert "GPU-513536b6-7d19-9063-b049-1e69664bb298" in message  # the offending line, quoted
+    assert caught.value.exit_code == 1
+
+
+def test_nvidia_smi_failing_otherwise_is_an_error_with_its_exit_status_and_last_line(smi, empty_root):
+    smi(header="smi-header-r535.txt")  # answers no --query-gpu: the stand-in exits 2 with a message
+    with pytest.raises(HostDetectionError, match=r"nvidia-smi exited 2: stand-in nvidia-smi: no recorded output"):
+        from_nvidia_smi()
+
+
+def test_nvidia_smi_that_cannot_reach_the_driver_means_no_driver(smi, empty_root):
+    fake = smi(no_driver=True)
+    info = detect(empty_root)
+
+    assert info == HostInfo(driver=None, source=None)
+    assert len(fake.calls()) == 1
+
+
+def test_when_nvidia_smi_cannot_reach_the_driver_the_kernel_file_still_gives_the_version(smi, tmp_path):
+    smi(no_driver=True)
+    info = detect(kernel_tree(tmp_path / "root", proc="proc-version-r535.txt"))
+
+    assert (info.driver, info.source) == ("535.183.06", "proc")
+
+
+def test_nvidia_smi_wins_over_the_kernel_files(smi, tmp_path):
+    smi(**RECORDED_HOSTS["r580-h100"])
+    info = detect(kernel_tree(tmp_path / "root", proc="proc-version-r535.txt"))
+
+    assert (info.driver, info.source) == ("580.105.08", "nvidia-smi")
+
+
+# --- NVML ----------------------------------------------------------------------------------------
+
+
+def test_nvml_gives_nothing_without_nvidia_ml_py():
+    assert from_nvml() is None
+
+
+def test_detect_falls_back_from_missing_nvml_to_nvidia_smi(smi, empty_root):
+    fake = smi(**RECORDED_HOSTS["r580-h100"])
+    assert detect(empty_root).source == "nvidia-smi"
+    assert fake.calls(), "nvidia-smi was never asked"
+
+
+# --- /proc and /sys ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("proc", "driver", "module"), [
+    ("proc-version-r470.txt", "470.141.03", "proprietary"),
+    ("proc-version-r535.txt", "535.183.06", "proprietary"),
+    ("proc-version-r535-empty-gcc.txt", "535.183.01", "proprietary"),
+    ("proc-version-r580-open.txt", "580.95.05", "open"),
+    ("proc-version-r580-proprietary.txt", "580.173.02", "proprietary"),
+])
+def test_without_nvidia_smi_the_proc_file_gives_driver_and_kernel_module(tmp_path, proc, driver, module):
+    info = detect(kernel_tree(tmp_path / "root", proc=proc))
+    assert (info.driver, info.source, info.kernel_module) == (driver, "proc", module)
+
+
+def test_sysfs_version_is_used_when_proc_is_absent(tmp_path):
+    info = from_kernel(kernel_tree(tmp_path / "root", sysfs="sys-module-version-r535.txt"))
+    assert (info.driver, info.source, info.kernel_module) == ("535.146.02", "sysfs", None)
+
+
+def test_proc_and_sysfs_of_one_machine_agree_and_proc_is_read(tmp_path):
+    root = kernel_tree(tmp_path / "root", proc="proc-version-r535-146.txt", sysfs="sys-module-version-r535.txt")
+    info = from_kernel(root)
+
+    assert info.source == "proc"
+    assert info.driver == fixture("sys-module-version-r535.txt").read_text().strip()
+
+
+def test_garbled_proc_file_is_a_clear_error_quoting_the_line(tmp_path):
+    with pytest.raises(HostDetectionError, match=r"cannot read the driver version from 'NVRM version: .*Release Build'"):
+        detect(kernel_tree(tmp_path / "root", proc="proc-version-garbled.txt"))
+
+
+def test_nothing_at_all_is_no_driver_not_an_error(empty_root):
+    info = detect(empty_root)
+    assert info == HostInfo(driver=None, source=None)
+    assert info.gpus == ()
+
+
+# --- the target host: detected unless declared ---------------------------------------------------
+
+
+def test_undeclared_target_is_detected_and_names_its_source(smi, matrix):
+    smi(**RECORDED_HOSTS["r580-h100"])
+    target = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=())
+
+    assert target.origin == "detected via nvidia-smi"
+    assert target.host.driver == "580.105.08"
+    assert [(g.name, g.compute_capability, g.datacenter) for g in target.host.gpus] == [("H100", "9.0", True)]
+
+
+def test_declared_driver_overrides_detection_and_turns_it_off(smi, matrix):
+    fake = smi(**RECORDED_HOSTS["r580-h100"])
+    target = resolve_target(matrix, driver="550.54.15", gpus=(), compute_capabilities=())
+
+    assert (target.origin, target.host.driver, target.host.gpus) == ("declared", "550.54.15", ())
+    assert fake.calls() == []
+
+
+def test_declared_gpu_alone_turns_detection_off(smi, matrix):
+    fake = smi(**RECORDED_HOSTS["r580-h100"])
+    target = resolve_target(matrix, driver=None, gpus=("T4",), compute_capabilities=())
+
+    assert (target.origin, target.host.driver) == ("declared", None)
+    assert [g.name for g in target.host.gpus] == ["T4"]
+    assert fake.calls() == []
+
+
+def test_environment_driver_overrides_detection(smi, matrix, monkeypatch):
+    fake = smi(**RECORDED_HOSTS["r580-h100"])
+    monkeypatch.setenv("CUDAENV_DRIVER_VERSION", "535.104.05")
+    target = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=())
+
+    assert (target.origin, target.host.driver) == ("declared", "535.104.05")
+    assert fake.calls() == []
+
+
+def test_environment_gpus_override_detection(smi, matrix, monkeypatch):
+    fake = smi(**RECORDED_HOSTS["r580-h100"])
+    monkeypatch.setenv("CUDAENV_GPUS", "A100; T4")
+    target = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=())
+
+    assert [g.name for g in target.host.gpus] == ["A100", "T4"]
+    assert target.host.driver is None
+    assert fake.calls() == []
+
+
+def test_driver_flag_beats_the_environment(matrix, monkeypatch):
+    monkeypatch.setenv("CUDAENV_DRIVER_VERSION", "535.104.05")
+    target = resolve_target(matrix, driver="550.54.15", gpus=(), compute_capabilities=())
+    assert target.host.driver == "550.54.15"
+
+
+def test_gpu_flag_beats_the_environment(matrix, monkeypatch):
+    monkeypatch.setenv("CUDAENV_GPUS", "T4")
+    target = resolve_target(matrix, driver=None, gpus=("H100",), compute_capabilities=())
+    assert [g.name for g in target.host.gpus] == ["H100"]
+
+
+def test_detection_off_never_runs_nvidia_smi(smi, matrix):
+    fake = smi(**RECORDED_HOSTS["r580-h100"])
+    target = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=(), detect=False)
+
+    assert (target.origin, target.host.driver, target.host.gpus) == ("unknown", None, ())
+    assert fake.calls() == []
