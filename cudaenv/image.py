@@ -17,7 +17,7 @@ from cudaenv.engine import BuildRequest
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
-from cudaenv.project.lock import Lock, read_lock, staleness
+from cudaenv.project.lock import Lock, env_index, read_lock, staleness
 from cudaenv.render import BuildSettings, build_context, render_dockerfile, render_dockerignore
 from cudaenv.resolver.model import Stack
 
@@ -30,9 +30,13 @@ def stack_from_lock(lock: Lock) -> Stack:
 
 
 def build_user_ids() -> tuple[int, int]:
-    """The invoking user's UID/GID, so files the container writes in the project are theirs.
-    Root gets 1000:1000 — the image's user is never root."""
-    uid, gid = os.getuid(), os.getgid()
+    """The image user's UID/GID: CUDAENV_UID/CUDAENV_GID (as for `run`), else the invoking
+    user's, so files the container writes in the project are theirs. Root gets 1000:1000: the
+    image's user is never root."""
+    from cudaenv.containers import run_user
+
+    user, _env = run_user()
+    uid, gid = (int(part) for part in user.split(":"))
     return (uid, gid) if uid != 0 else (1000, 1000)
 
 
@@ -92,8 +96,8 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     lock_text = project.lock_path.read_text(encoding="utf-8") if project.lock_path.is_file() else ""
     settings = BuildSettings(
         project=project.name, base_registry=project.build.base_registry,
-        python_index=os.environ.get("CUDAENV_PYTHON_INDEX") or lock.python_index,
-        framework_index=os.environ.get("CUDAENV_FRAMEWORK_INDEX") or lock.framework_index, system_packages=project.build.system_packages,
+        python_index=env_index("CUDAENV_PYTHON_INDEX") or lock.python_index,
+        framework_index=(env_index("CUDAENV_FRAMEWORK_INDEX") or lock.framework_index) if lock.framework_index else None, system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32], published_base=published_base,
     )

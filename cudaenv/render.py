@@ -28,8 +28,20 @@ DEFAULT_IGNORES = (".git", ".venv", "venv", "**/__pycache__", "**/*.pyc", ".pyte
                    ".ipynb_checkpoints")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class UnsafeValue(ValueError):
+    """A value that would end a Dockerfile instruction (a newline or another control character)."""
+
+
 def shquote(value) -> str:
-    return shlex.quote(str(value))
+    """POSIX single-quoting for a shell word inside a RUN line. A newline cannot be quoted there:
+    the Dockerfile parser ends the instruction at it, whatever the shell would make of it."""
+    text = str(value)
+    if _CONTROL.search(text):
+        raise UnsafeValue(f"refusing to put {text!r} into a Dockerfile: it contains a control character")
+    return shlex.quote(text)
 
 
 def dockerquote(value) -> str:
@@ -178,7 +190,12 @@ def _environment():
 
 def render_dockerfile(context: dict, template: str = "Dockerfile.j2") -> str:
     """A project Dockerfile, or with ``template="base.Dockerfile.j2"`` a publishable base."""
-    text = _environment().get_template(template).render(**context)
+    from cudaenv.errors import UserError
+
+    try:
+        text = _environment().get_template(template).render(**context)
+    except UnsafeValue as exc:
+        raise UserError(str(exc)) from exc
     return re.sub(r"\n{3,}", "\n\n", text)
 
 

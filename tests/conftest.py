@@ -104,7 +104,8 @@ def standins(engine, registry, standin_image):
 
     served = StandinRegistry(engine, registry, standin_image)
     served.provide_uv()
-    return served
+    yield served
+    served.cleanup()
 
 
 @pytest.fixture(scope="session")

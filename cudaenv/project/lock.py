@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,12 +91,39 @@ class Lock:
         return tomlkit.dumps(doc)
 
 
+INDEX_URL = re.compile(r"^https?://[^\s'\"\\]+$")
+
+
+def check_index_url(value: str | None, where: str) -> str | None:
+    if value is not None and not INDEX_URL.match(value):
+        raise UserError(f"{where}: expected an http(s):// URL of a package index, got {value!r}")
+    return value
+
+
+def check_pin(value, where: str) -> str:
+    """A pinned requirement as uv wrote it: a PEP 508 requirement, not an option or anything else."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not isinstance(value, str) or value.startswith("-") or re.search(r"[\x00-\x1f\x7f]", value):
+        raise UserError(f"{where}: {value!r} is not a pinned requirement (run `cudaenv lock` to rewrite the lock)")
+    try:
+        Requirement(value)
+    except InvalidRequirement as exc:
+        raise UserError(f"{where}: {value!r} is not a pinned requirement ({exc})") from exc
+    return value
+
+
 def read_lock(path: Path) -> Lock | None:
+    """The lock, validated: it feeds RUN lines, so a hand-edited or tampered value is refused here."""
     if not path.is_file():
         return None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         requirements = data.get("requirements", {})
+        for index, pin in enumerate(requirements.get("pinned", [])):
+            check_pin(pin, f"{path}: requirements.pinned[{index}]")
+        check_index_url(requirements.get("python_index"), f"{path}: requirements.python_index")
+        check_index_url(requirements.get("framework_index"), f"{path}: requirements.framework_index")
         return Lock(
             cudaenv=data["cudaenv"], matrix_revision=data["matrix_revision"], inputs_hash=data["inputs_hash"],
             stack=data["stack"], target=data.get("target", {}),
@@ -121,15 +149,21 @@ def manylinux_platform(stack: Stack) -> str:
     return "x86_64-manylinux_2_17" if old else "x86_64-manylinux_2_28"
 
 
+def env_index(name: str) -> str | None:
+    return check_index_url(os.environ.get(name) or None, name)
+
+
 def framework_index(project: Project, stack: Stack) -> str | None:
-    """CUDAENV_FRAMEWORK_INDEX, else [build] framework_index, else the build's own index."""
-    return (os.environ.get("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index
-            or (stack.index_urls[0] if stack.index_urls else None))
+    """For a stack whose framework has its own index: CUDAENV_FRAMEWORK_INDEX, else [build]
+    framework_index, else that index."""
+    if not stack.index_urls:
+        return None
+    return env_index("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index or stack.index_urls[0]
 
 
 def python_index(project: Project) -> str:
     """CUDAENV_PYTHON_INDEX, else [build] python_index, else PyPI (mirrors, air-gapped sites, tests)."""
-    return os.environ.get("CUDAENV_PYTHON_INDEX") or project.build.python_index or PYPI_SIMPLE
+    return env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or PYPI_SIMPLE
 
 
 def uv_binary() -> str:

@@ -57,3 +57,14 @@ class StandinRegistry:
         subprocess.run(["docker", "import", "-", target], input=archive.getvalue(), check=True, capture_output=True)
         self._push(target)
         return target
+
+    def cleanup(self) -> None:
+        """Untag every local image this session tagged under the registry's host."""
+        prefix = f"{self.host}/"
+        for image in self.engine.client.images.list():
+            for tag in image.tags:
+                if tag.startswith(prefix):
+                    try:
+                        self.engine.client.images.remove(tag, noprune=False)
+                    except Exception:  # shared with a running test's container: the daemon keeps it
+                        pass
