@@ -19,6 +19,7 @@ from cudaenv.matrix import Matrix
 from cudaenv.project import Project
 from cudaenv.project.lock import Lock, env_index, read_lock, staleness
 from cudaenv.render import BuildSettings, build_context, render_dockerfile, render_dockerignore
+from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
 
 LABEL_PROJECT = "io.cudaenv.project"
@@ -38,10 +39,6 @@ def build_user_ids() -> tuple[int, int]:
     user, _env = run_user()
     uid, gid = (int(part) for part in user.split(":"))
     return (uid, gid) if uid != 0 else (1000, 1000)
-
-
-def forward_branches(matrix: Matrix, stack: Stack) -> tuple[int, ...]:
-    return tuple(sorted({b for r in matrix.cuda_releases_for(stack.cuda) for b in r.forward_compat_branches}))
 
 
 @dataclass(frozen=True)
@@ -101,7 +98,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32], published_base=published_base,
     )
-    dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_branches(matrix, stack)))
+    dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_compat_branches(matrix, stack.cuda)))
     user_ignore = project.root / ".dockerignore"
     dockerignore = render_dockerignore(user_ignore.read_text(encoding="utf-8") if user_ignore.is_file() else None)
     inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]

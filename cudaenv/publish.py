@@ -32,15 +32,12 @@ from cudaenv.errors import BuildError, CudaenvError, UserError
 from cudaenv.matrix import Matrix
 from cudaenv.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
 from cudaenv.render import BuildSettings, build_context, render_dockerfile
+from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Constraints, Host, Stack
 from cudaenv.versions import is_numeric, major_minor, numeric_key, parse_specifier, specifier_contains
 
 BASE_REPOSITORY = "cudaenv-base"
 HASH_TAG_PREFIX = "hash-"
-
-
-def _forward_branches(matrix: Matrix, stack: Stack) -> tuple[int, ...]:
-    return tuple(sorted({b for r in matrix.cuda_releases_for(stack.cuda) for b in r.forward_compat_branches}))
 
 
 def base_settings(stack: Stack, *, base_registry: str = "", ca_cert: bool = False, buildkit: bool = True,
@@ -63,7 +60,7 @@ def host_independent(stack: Stack) -> Stack:
 
 def render_base(matrix: Matrix, stack: Stack, settings: BuildSettings) -> str:
     stack = host_independent(stack)
-    return render_dockerfile(build_context(stack, settings, forward_branches=_forward_branches(matrix, stack)),
+    return render_dockerfile(build_context(stack, settings, forward_branches=forward_compat_branches(matrix, stack.cuda)),
                              template="base.Dockerfile.j2")
 
 

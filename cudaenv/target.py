@@ -49,8 +49,13 @@ class Target:
     detected: HostInfo | None = None
 
     def as_dict(self) -> dict:
+        """What a lock records: GPUs by name (or capability), so the target can be read back."""
         return {"driver": self.host.driver, "gpus": [g.name or g.compute_capability for g in self.host.gpus],
                 "origin": self.origin}
+
+    def report(self) -> dict:
+        """What --json output shows: GPUs with their SM, e.g. "A100 (sm_80)"."""
+        return {"driver": self.host.driver, "gpus": [g.label for g in self.host.gpus], "origin": self.origin}
 
     def describe(self) -> str:
         driver = f"driver {self.host.driver}" if self.host.driver else "driver unknown"

@@ -33,7 +33,7 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, as_
     result = plan(matrix, entries, target.host)
     if as_json:
         payload = result.as_dict()
-        payload["host"] = {"driver": target.host.driver, "gpus": [g.label for g in target.host.gpus], "origin": target.origin}
+        payload["host"] = target.report()
         emit_json(payload)
     else:
         click.echo(f"target: {target.describe()}")

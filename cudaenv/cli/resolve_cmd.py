@@ -55,7 +55,7 @@ def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as
     result = resolve(matrix, constraints, target.host)
     if as_json:
         payload = result.as_dict()
-        payload["host"] = {"driver": target.host.driver, "gpus": [g.label for g in target.host.gpus], "origin": target.origin}
+        payload["host"] = target.report()
         emit_json(payload)
     else:
         click.echo(render_resolution(result, target.describe()))

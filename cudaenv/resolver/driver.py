@@ -67,8 +67,9 @@ def runs_minor_version(matrix: Matrix, driver: str, cuda_xy: str) -> bool:
     return floor is not None and numeric_key(driver) >= numeric_key(floor)
 
 
-def forward_compat_branches(matrix: Matrix, cuda_xy: str) -> set[int]:
-    return {b for r in matrix.cuda_releases_for(cuda_xy) for b in r.forward_compat_branches}
+def forward_compat_branches(matrix: Matrix, cuda_xy: str) -> tuple[int, ...]:
+    """Driver branches the cuda-compat package of any x.y release supports, ascending."""
+    return tuple(sorted({b for r in matrix.cuda_releases_for(cuda_xy) for b in r.forward_compat_branches}))
 
 
 def runs_forward(matrix: Matrix, driver: str, cuda_xy: str, all_datacenter: bool) -> bool:

@@ -9,12 +9,11 @@ upgrade after which every project fits.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from cudaenv.matrix import Matrix
 from cudaenv.resolver.model import Constraints, Host, Resolution, Stack
-from cudaenv.resolver.resolve import driver_candidates, host_problems, resolve
-from cudaenv.versions import numeric_key
+from cudaenv.resolver.resolve import resolve, smallest_driver
 
 
 @dataclass(frozen=True)
@@ -85,19 +84,5 @@ def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) ->
     ordered = tuple(sorted(((b, tuple(n)) for b, n in groups.items()), key=lambda item: (-len(item[1]), item[0])))
     upgrade = None
     if not all(p.stack is not None for p in planned):
-        upgrade = smallest_shared_driver(matrix, projects, host)
+        upgrade = smallest_driver(matrix, [constraints for _, constraints in projects], host)
     return Plan(projects=planned, groups=ordered, driver_upgrade=upgrade)
-
-
-def smallest_shared_driver(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) -> str | None:
-    """The lowest driver above the host's with which every project has a stack."""
-    current = numeric_key(host.driver) if host.driver else (0,)
-    for candidate in driver_candidates(matrix):
-        if numeric_key(candidate) <= current:
-            continue
-        trial = replace(host, driver=candidate)
-        if host_problems(matrix, trial):
-            continue
-        if all(resolve(matrix, constraints, trial, explain=False).ok for _, constraints in projects):
-            return candidate
-    return None

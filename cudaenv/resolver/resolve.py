@@ -543,7 +543,7 @@ def _fixes(ctx: _Context) -> list[Problem]:
     fixes: list[Problem] = []
 
     if host.driver is not None:
-        needed = smallest_driver(m, c, host)
+        needed = smallest_driver(m, [c], host)
         if needed is not None:
             fixes.append(Problem("fix-driver", f"upgrade the driver to >= {needed}",
                                  fix=f"upgrade the NVIDIA driver to {needed} or newer"))
@@ -586,8 +586,9 @@ def driver_candidates(matrix: Matrix) -> list[str]:
     return sorted(values, key=numeric_key)
 
 
-def smallest_driver(matrix: Matrix, constraints: Constraints, host: Host) -> str | None:
-    """The lowest driver, above the host's, with which a stack exists and every GPU stays supported."""
+def smallest_driver(matrix: Matrix, projects: list[Constraints], host: Host) -> str | None:
+    """The lowest driver above the host's with which every project has a stack and every GPU
+    stays supported by the driver branch."""
     current = numeric_key(host.driver) if host.driver else (0,)
     for candidate in driver_candidates(matrix):
         if numeric_key(candidate) <= current:
@@ -595,6 +596,6 @@ def smallest_driver(matrix: Matrix, constraints: Constraints, host: Host) -> str
         trial = replace(host, driver=candidate)
         if host_problems(matrix, trial):
             continue
-        if resolve(matrix, constraints, trial, explain=False).ok:
+        if all(resolve(matrix, constraints, trial, explain=False).ok for constraints in projects):
             return candidate
     return None

@@ -27,7 +27,7 @@ import pytest
 
 import cudaenv
 from cudaenv import publish, render
-from cudaenv.image import forward_branches
+from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.matrix import load_matrix
 from cudaenv.render import BuildSettings, build_context, render_dockerfile
 from cudaenv.resolver.model import Constraints, Stack
@@ -131,7 +131,7 @@ def render_case(matrix, name: str, monkeypatch) -> str:
     stack = resolve_case(matrix, case)
     if case.publish:
         return publish.render_base(matrix, stack, publish.base_settings(stack, **case.settings))
-    context = build_context(stack, settings_for(stack, case), forward_branches=forward_branches(matrix, stack))
+    context = build_context(stack, settings_for(stack, case), forward_branches=forward_compat_branches(matrix, stack.cuda))
     return render_dockerfile(context)
 
 
@@ -278,7 +278,7 @@ def test_forward_compat_image_installs_cuda_compat_and_admits_tesla_on_its_branc
     text = rendered["forward-compat"]
     assert "cuda-compat-13-0" in text
     assert "ENV LD_LIBRARY_PATH=/usr/local/cuda/compat:" in text
-    branches = forward_branches(matrix, resolve_case(matrix, CASES["forward-compat"]))
+    branches = forward_compat_branches(matrix, resolve_case(matrix, CASES["forward-compat"]).cuda)
     assert 535 in branches
     require = re.search(r'NVIDIA_REQUIRE_CUDA="([^"]*)"', text).group(1)
     assert "brand=tesla,driver>=535,driver<536" in require.split()
