@@ -47,6 +47,7 @@ class Target:
     host: Host
     origin: str  # "declared", "detected", or "unknown"
     detected: HostInfo | None = None
+    unknown_gpus: tuple[str, ...] = ()  # detected boards cudaenv could not identify (not checked)
 
     def as_dict(self) -> dict:
         """What a lock records: GPUs by name (or capability), so the target can be read back."""
@@ -55,12 +56,14 @@ class Target:
 
     def report(self) -> dict:
         """What --json output shows: GPUs with their SM, e.g. "A100 (sm_80)"."""
-        return {"driver": self.host.driver, "gpus": [g.label for g in self.host.gpus], "origin": self.origin}
+        return {"driver": self.host.driver, "gpus": [g.label for g in self.host.gpus], "origin": self.origin,
+                "unidentified_gpus": list(self.unknown_gpus)}
 
     def describe(self) -> str:
         driver = f"driver {self.host.driver}" if self.host.driver else "driver unknown"
         gpus = ", ".join(g.label for g in self.host.gpus) if self.host.gpus else "GPUs unknown"
-        return f"{driver}; {gpus} ({self.origin})"
+        unknown = f"; not identified, so not checked: {', '.join(self.unknown_gpus)}" if self.unknown_gpus else ""
+        return f"{driver}; {gpus} ({self.origin}){unknown}"
 
 
 def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu:
@@ -82,23 +85,28 @@ def gpu_by_cc(matrix: Matrix, cc: str, *, where: str = "--compute-capability") -
     return TargetGpu(cc, None, arch.name, False)
 
 
-def host_from_detection(matrix: Matrix, info: HostInfo) -> Host:
-    gpus = []
+def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str, ...]]:
+    """The detected host, and the GPUs that could not be identified (neither the driver nor the
+    matrix knows their compute capability: they are left out of every check, and said so)."""
+    gpus, unknown = [], []
     for found in info.gpus:
         row = matrix.find_gpu(found.name)
         cc = found.compute_capability or (row.compute_capability if row else None)
         if cc is None:
-            continue  # an unknown board without a reported capability cannot be checked
+            unknown.append(found.name)
+            continue
         arch = matrix.architecture_of(cc)
         gpus.append(TargetGpu(cc, row.name if row else found.name, arch.name if arch else None,
                               row.datacenter if row else False))
-    return Host(info.driver, tuple(gpus))
+    return Host(info.driver, tuple(gpus)), tuple(unknown)
 
 
 def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], compute_capabilities: Sequence[str],
                    detect: bool = True, environment: bool = True) -> Target:
     """Options first, then (``environment``) CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, then detection."""
-    env_driver, env_gpus = environment_overrides() if environment else (None, [])
+    env_driver, env_gpus = (None, [])
+    if environment and not (driver and (gpus or compute_capabilities)):
+        env_driver, env_gpus = environment_overrides()  # read only when options leave something open
     declared_driver = check_driver_text(driver, "--driver") if driver else env_driver
     targets = [gpu_by_name(matrix, n) for n in gpus] + [gpu_by_cc(matrix, c) for c in compute_capabilities]
     if not targets and env_gpus:
@@ -112,7 +120,8 @@ def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], c
     info = detect_host()
     if info.driver is None:
         return Target(Host(), "unknown", info)
-    return Target(host_from_detection(matrix, info), f"detected via {info.source}", info)
+    host, unknown = host_from_detection(matrix, info)
+    return Target(host, f"detected via {info.source}", info, unknown_gpus=unknown)
 
 
 def project_target(matrix: Matrix, project) -> Target:

@@ -112,10 +112,20 @@ def test_r470_header_reports_cuda_11_4(smi, empty_root):
 
 def test_r470_gpus_take_their_compute_capability_from_the_matrix_by_name(smi, empty_root, matrix):
     smi(**RECORDED_HOSTS["r470-k80"])
-    host = host_from_detection(matrix, detect(empty_root))
+    host, unidentified = host_from_detection(matrix, detect(empty_root))
 
-    assert host.driver == "470.42.01"
+    assert host.driver == "470.42.01" and unidentified == ()
     assert [(g.name, g.compute_capability, g.architecture) for g in host.gpus] == [("K80", "3.7", "kepler")] * 2
+
+
+def test_a_board_nobody_can_identify_is_reported_not_silently_dropped(matrix):
+    from cudaenv.host import DetectedGpu, HostInfo
+
+    info = HostInfo(driver="470.42.01", source="nvidia-smi",
+                    gpus=(DetectedGpu(0, "Tesla K80", None), DetectedGpu(1, "NVIDIA Mystery Board", None)))
+    host, unidentified = host_from_detection(matrix, info)
+    assert [g.name for g in host.gpus] == ["K80"]
+    assert unidentified == ("NVIDIA Mystery Board",)
 
 
 def test_malformed_nvidia_smi_output_is_a_clear_error_quoting_the_line(smi, empty_root):
