@@ -157,6 +157,7 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
 def _relock(project, matrix):
     from cudaenv.project.lock import lock_project, read_lock, write_atomically
 
+    click.echo(f"locking {project.name}: resolving the stack and pinning requirements with uv …", err=True)
     result, lock = lock_project(project, matrix)
     if lock is None:
         reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))

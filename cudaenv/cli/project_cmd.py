@@ -65,6 +65,7 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
 
         # lock exactly the configuration about to be written
         project = parse_config(directory, tomlkit.parse(text).unwrap(), str(config_path), config_path)
+        click.echo("pinning the requirements with uv …", err=True)
         locked, lock = lock_project(project, matrix)
         if lock is None:  # the written [target] differs from what init resolved for: say so, write nothing
             click.echo(render_resolution(locked, "the [target] written to cudaenv.toml"), err=True)
@@ -116,6 +117,7 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
             if not reasons:
                 click.echo(f"✓ {project.lock_path} is up to date")
         click.get_current_context().exit(1 if reasons else 0)
+    click.echo(f"locking {project.name}: resolving the stack and pinning requirements with uv …", err=True)
     result, lock_value = lock_project(project, matrix)
     if lock_value is None:
         if as_json:

@@ -620,3 +620,46 @@ def test_an_old_driver_is_not_refused_for_a_cuda_it_runs(cuda11, fake_nvidia_smi
 def test_driver_check_is_skipped_for_a_run_without_gpus(cuda12, fake_nvidia_smi):
     result = run_in(cuda12, "true", options=("--gpus", "none"), PATH=fake_nvidia_smi("470.82.01"))
     assert result.returncode == 0, result.stderr
+
+
+# --- a real terminal ------------------------------------------------------------------------------
+
+
+def run_in_a_terminal(argv: list[str], keystrokes: bytes, env: dict, timeout: float = 120) -> tuple[int, bytes]:
+    """Run ``argv`` on a pseudo-terminal (as a person at a shell would), type ``keystrokes``,
+    and return (exit code, everything the terminal showed)."""
+    import os
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a process whose stdin and stdout are a TTY
+        os.execvpe(argv[0], argv, env)
+    shown, typed, deadline = b"", False, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal: it has exited
+                break
+            if not chunk:
+                break
+            shown += chunk
+        if not typed and (b"$ " in shown or b"# " in shown or time.monotonic() > deadline - timeout + 15):
+            os.write(fd, keystrokes)
+            typed = True
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), shown
+
+
+def test_shell_on_a_terminal_is_interactive_and_passes_the_exit_code_on(cuda12, engine):
+    code, shown = run_in_a_terminal(
+        [sys.executable, "-m", "cudaenv", "shell", str(cuda12.root), "--gpus", "none"],
+        b"echo inside-$((6*7)) && test -t 0 && echo stdin-is-a-tty; exit 5\r", cli_env())
+    assert b"inside-42" in shown
+    assert b"stdin-is-a-tty" in shown
+    assert code == 5
+    assert containers_of(engine, cuda12) == []  # an interactive session leaves nothing behind
