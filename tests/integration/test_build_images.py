@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -622,7 +623,10 @@ def test_real_pytorch_image_matches_the_lock(engine, tmp_path, standins, host_ca
     lock = lock_project(directory, env, standins)
     tag = f"cudaenv-test/build-torch:{RUN_ID}"
     try:
+        started = time.monotonic()
         build(directory, env, tag)
+        size = engine.client.images.get(tag).attrs["Size"]
+        print(f"\nreal PyTorch image: built in {time.monotonic() - started:.0f} s, {size / 2**30:.2f} GiB")
         output = run_in(engine, tag, "python", "-c",
                         "import torch; print(torch.__version__); print(torch.version.cuda); "
                         "print(torch.backends.cudnn.version())")
