@@ -10,7 +10,6 @@ and baked in as the last layer, so editing code does not change the tag.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 
 from cudaenv.engine import BuildRequest

@@ -276,9 +276,12 @@ def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str
     for item in items:
         ref = Reference.parse(f"{item.repository}:{item.hash_tag}")
         client = RegistryClient(ref.registry)
+
+        def lookup(client=client, ref=ref, item=item):
+            return client.manifest_digest(ref.repository, item.hash_tag)
+
         try:
-            existing = with_retries(lambda: client.manifest_digest(ref.repository, item.hash_tag), attempts=attempts,
-                                    sleep=sleep, on_retry=progress)
+            existing = with_retries(lookup, attempts=attempts, sleep=sleep, on_retry=progress)
         except RegistryError as exc:
             outcomes.append(Outcome(item, "failed", str(exc)))
             continue
@@ -295,10 +298,9 @@ def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str
                 ), build_output)
             for tag in item.tags:
                 progress(f"pushing {item.repository}:{tag}")
-                with_retries(lambda t=tag: _push(engine, f"{item.repository}:{t}", progress), attempts=attempts,
-                             sleep=sleep, on_retry=progress)
-            digest = with_retries(lambda: client.manifest_digest(ref.repository, item.hash_tag), attempts=attempts,
-                                  sleep=sleep, on_retry=progress)
+                with_retries(lambda reference=f"{item.repository}:{tag}": _push(engine, reference, progress),
+                             attempts=attempts, sleep=sleep, on_retry=progress)
+            digest = with_retries(lookup, attempts=attempts, sleep=sleep, on_retry=progress)
             if not digest:
                 raise RegistryError(f"{item.name}: pushed, but the registry does not list it")
             outcomes.append(Outcome(item, "pushed", f"{len(item.tags)} tags", digest))
@@ -322,7 +324,3 @@ def find_published_base(matrix: Matrix, stack: Stack, base_registry: str) -> str
     except RegistryError:
         return None  # a mirror without published bases (or unreachable now): build the layers inline
     return str(ref) if found else None
-
-
-def summary_rows(outcomes: list[Outcome]) -> list[tuple[str, str, str]]:
-    return [(o.item.name, o.status, o.detail) for o in outcomes]

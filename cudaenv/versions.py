@@ -66,9 +66,3 @@ def parse_specifier(text: str) -> SpecifierSet | None:
 def specifier_contains(spec: SpecifierSet, version: str) -> bool:
     """Whether ``version`` satisfies ``spec``, pre-releases allowed (``"12.4"`` in ``>=12.1``)."""
     return spec.contains(version, prereleases=True)
-
-
-def format_cc(cc: str) -> str:
-    """``"8.6"`` -> ``"sm_86"``, the spelling of nvcc and build logs."""
-    major, minor = cc.split(".")
-    return f"sm_{major}{minor}"

@@ -8,11 +8,11 @@ import click
 
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.resolve_cmd import render_resolution
-from cudaenv.cli.target import Target, resolve_target, target_options
+from cudaenv.cli.target import resolve_target, target_options
 from cudaenv.target import project_target
 from cudaenv.errors import UserError
 from cudaenv.matrix import load_matrix
-from cudaenv.project import Project, load_project
+from cudaenv.project import load_project
 from cudaenv.project.config import CONFIG_FILE, find_config, parse_config
 from cudaenv.resolver.resolve import resolve
 

@@ -130,7 +130,7 @@ class DockerEngine(Engine):
         return connect()
 
     def build(self, request: BuildRequest, on_output: OutputCallback | None = None) -> BuildResult:
-        self.client  # fail early, with the engine's own message, if the daemon is unreachable
+        _ = self.client  # fail early, with the engine's own message, if the daemon is unreachable
         builder = find_cli_builder()
         if builder is not None:
             return build_with_cli(builder, request, on_output)

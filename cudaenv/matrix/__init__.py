@@ -114,11 +114,6 @@ class Matrix:
 
     # --- frameworks and images -----------------------------------------------------------------
 
-    def framework_releases(self, framework: str) -> tuple:
-        rows = {"torch": self.torch, "tensorflow": self.tensorflow, "jax": self.jax, "mxnet": self.mxnet}.get(framework)
-        if rows is None:
-            raise KeyError(framework)
-        return rows
 
     def images_for(self, cuda_xy: str) -> tuple[model.BaseImage, ...]:
         return tuple(i for i in self.images if major_minor(i.cuda) == cuda_xy)

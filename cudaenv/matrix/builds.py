@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 
 from typing import TYPE_CHECKING
 
-from cudaenv.versions import major_minor, numeric_key, specifier_contains
+from cudaenv.versions import numeric_key, specifier_contains
 
 if TYPE_CHECKING:
     from cudaenv.matrix import Matrix
@@ -139,7 +139,3 @@ def framework_builds(matrix: "Matrix") -> dict[str, tuple[Build, ...]]:
                                ("jax", _jax(matrix)), ("mxnet", _mxnet(matrix)))
         }
     return memo["resolver.builds"]
-
-
-def cudnn_major_minor(version: str | None) -> str | None:
-    return major_minor(version) if version else None

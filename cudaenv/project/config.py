@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -331,7 +331,3 @@ def load_project(directory: str | Path, *, required: bool = True) -> Project:
         return parse_config(root, {}, str(root / CONFIG_FILE), None)
     data, where = read_config_file(path)
     return parse_config(root, data, where, path)
-
-
-def with_constraints(project: Project, constraints: Constraints) -> Project:
-    return replace(project, constraints=constraints)

@@ -60,8 +60,3 @@ def driver_supports_architecture(matrix: Matrix, driver: str, gpu: TargetGpu) ->
 def last_branch_for(matrix: Matrix, architecture: str) -> int | None:
     branches = [b.branch for b in matrix.driver_branches if architecture in b.architectures]
     return max(branches) if branches else None
-
-
-def first_branch_for(matrix: Matrix, architecture: str) -> int | None:
-    branches = [b.branch for b in matrix.driver_branches if architecture in b.architectures]
-    return min(branches) if branches else None

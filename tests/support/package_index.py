@@ -33,7 +33,7 @@ def build_wheel(directory: Path, name: str, version: str, *, requires: list[str]
     """A pure-Python wheel ``name-version-py3-none-any.whl`` with the given Requires-Dist."""
     dist = name.replace("-", "_")
     module_files = files if files is not None else {f"{dist}/__init__.py": f'__version__ = "{version}"\n'}
-    metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     if requires_python:
         metadata.append(f"Requires-Python: {requires_python}")
     metadata += [f"Requires-Dist: {r}" for r in requires]

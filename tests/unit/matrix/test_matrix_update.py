@@ -3,10 +3,8 @@ fixtures stand in for PyPI)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from cudaenv.matrix import pypi
 from cudaenv.matrix.load import load_file
 from cudaenv.matrix.update import update_framework
 
