@@ -17,7 +17,7 @@ DIRECTORY = click.argument("directory", required=False, default=".",
                            type=click.Path(file_okay=False, exists=True, path_type=Path))
 
 
-def _buildkit_available(no_buildkit: bool) -> bool:
+def buildkit_available(no_buildkit: bool) -> bool:
     if no_buildkit:
         return False
     from cudaenv.engine.builders import find_cli_builder
@@ -41,12 +41,12 @@ def dockerfile(directory: Path, no_buildkit: bool) -> None:
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
-    plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit),
+    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit),
                       published_base=published_base_for(project, matrix, lock))
     click.echo(plan.dockerfile, nl=False)
 
 
-class _Progress:
+class BuildProgress:
     """Live build progress: one updating line on a terminal, plain step lines otherwise."""
 
     def __init__(self, verbose: bool) -> None:
@@ -60,10 +60,10 @@ class _Progress:
         if self.verbose:
             click.echo(line, err=True)
             return
-        from cudaenv.engine.builders import _STEP_HEADER, _SDK_STEP
+        from cudaenv.engine.builders import STEP_HEADER, SDK_STEP
 
-        m = _STEP_HEADER.match(line)
-        header = m.group(2) if m and not m.group(2).startswith("[internal]") else (line if _SDK_STEP.match(line) else None)
+        m = STEP_HEADER.match(line)
+        header = m.group(2) if m and not m.group(2).startswith("[internal]") else (line if SDK_STEP.match(line) else None)
         if header is None or header in self.seen:
             return
         self.seen.add(header)
@@ -100,7 +100,7 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
 
     project = load_project(directory)
     matrix = load_matrix()
-    progress = _Progress(verbose)
+    progress = BuildProgress(verbose)
     try:
         plan, result = build_project(project, matrix, get_engine(), progress=progress, tags=tuple(tags),
                                      no_cache=no_cache, pull=pull, network=network, no_buildkit=no_buildkit)
@@ -142,7 +142,7 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
     published = published_base_for(project, matrix, lock)
     if published:
         click.echo(f"starting from the published base {published}", err=True)
-    plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(no_buildkit), published_base=published)
+    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit), published_base=published)
     request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network)
     if no_buildkit:
         from cudaenv.engine.builders import build_with_sdk

@@ -36,7 +36,7 @@ def run_options(func):
 
 def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=()):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
-    from cudaenv.cli.build_cmd import _Progress, build_project, report_build_error
+    from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
     from cudaenv.containers import (allocation_lock, build_spec, check_host_driver, choose_gpus, container_name,
                                     parse_env, parse_ports)
     from cudaenv.engine import get_engine
@@ -53,15 +53,15 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     lock, stale = current_lock(project, matrix)
     image_tag, labels = None, None
     if lock is not None and not stale and not rebuild:
-        from cudaenv.cli.build_cmd import _buildkit_available
+        from cudaenv.cli.build_cmd import buildkit_available
 
-        plan = plan_image(project, matrix, lock, buildkit=_buildkit_available(False),
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
                           published_base=published_base_for(project, matrix, lock))
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
     if labels is None:
         click.echo(f"building the image for {project.name} first", err=True)
         try:
-            plan, _result = build_project(project, matrix, engine, progress=_Progress(False), no_cache=False)
+            plan, _result = build_project(project, matrix, engine, progress=BuildProgress(False), no_cache=False)
         except BuildError as exc:
             report_build_error(exc)
             raise SystemExit(1) from exc

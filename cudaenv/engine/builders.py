@@ -115,7 +115,7 @@ def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, i
 
 
 # "#7 [stage 3/5] RUN pip install ..." / "#7 ERROR: process ... exit code: 1"
-_STEP_HEADER = re.compile(r"^#(\d+) (\[.*)$")
+STEP_HEADER = re.compile(r"^#(\d+) (\[.*)$")
 _STEP_ERROR = re.compile(r"^#(\d+) ERROR[: ]")
 _STEP_LINE = re.compile(r"^#(\d+) ")
 
@@ -126,7 +126,7 @@ def failing_step_from_buildkit_log(lines: Iterable[str]) -> tuple[str | None, st
     per_step: dict[str, deque[str]] = {}
     failed: str | None = None
     for line in lines:
-        if m := _STEP_HEADER.match(line):
+        if m := STEP_HEADER.match(line):
             headers.setdefault(m.group(1), m.group(2))
         if m := _STEP_ERROR.match(line):
             failed = m.group(1)
@@ -218,7 +218,7 @@ def split_reference(reference: str) -> tuple[str, str | None]:
     return name, tag
 
 
-_SDK_STEP = re.compile(r"^Step \d+/\d+ : ")
+SDK_STEP = re.compile(r"^Step \d+/\d+ : ")
 SDK_DOCKERFILE = ".cudaenv.Dockerfile"
 
 
@@ -268,7 +268,7 @@ def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None)
             if "stream" in chunk:
                 for line in chunk["stream"].splitlines():
                     lines.append(line)
-                    if _SDK_STEP.match(line):
+                    if SDK_STEP.match(line):
                         step = line
                     if on_output is not None:
                         on_output(line)
@@ -303,7 +303,7 @@ def step_timings(lines: Iterable[str]) -> list[StepTiming]:
     headers: dict[str, str] = {}
     out: dict[str, StepTiming] = {}
     for line in lines:
-        if m := _STEP_HEADER.match(line):
+        if m := STEP_HEADER.match(line):
             headers.setdefault(m.group(1), m.group(2))
         elif (m := _STEP_DONE.match(line)) and m.group(1) in headers and headers[m.group(1)].startswith("["):
             header = headers[m.group(1)]
