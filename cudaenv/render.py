@@ -72,6 +72,18 @@ def uv_version() -> str:
     return version("uv")
 
 
+# The NVML brands NVIDIA's own nvidia/cuda images accept for forward compatibility (12.5+ images):
+# data-center boards report "nvidia" or "tesla" depending on the driver, vGPU ones the others.
+FORWARD_BRANDS = ("unknown", "grid", "tesla", "nvidia", "quadro", "quadrortx", "nvidiartx", "vapps", "vpc", "vcs",
+                  "vws", "cloudgaming")
+
+
+def compat_entrypoint_b64() -> str:
+    import base64
+
+    return base64.b64encode((templates_dir() / "compat-entrypoint.sh").read_bytes()).decode()
+
+
 def nvidia_require_cuda(stack: Stack, forward_branches: tuple[int, ...] = ()) -> str:
     """The image's NVIDIA_REQUIRE_CUDA, from the same rules the resolver uses.
 
@@ -84,7 +96,7 @@ def nvidia_require_cuda(stack: Stack, forward_branches: tuple[int, ...] = ()) ->
     if stack.min_driver_compat:
         parts.append(f"driver>={stack.min_driver_compat}")
     for branch in forward_branches:
-        parts.append(f"brand=tesla,driver>={branch},driver<{branch + 1}")
+        parts += [f"brand={brand},driver>={branch},driver<{branch + 1}" for brand in FORWARD_BRANDS]
     return " ".join(parts)
 
 
@@ -158,6 +170,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "ca_cert": settings.ca_cert,
         "system_packages": list(settings.system_packages),
         "compat_package": compat_package,
+        "compat_entrypoint_b64": compat_entrypoint_b64() if compat_package else "",
         "python_index": settings.python_index,
         "framework_index": settings.framework_index,
         "find_links": list(stack.find_links),

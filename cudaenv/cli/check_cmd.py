@@ -26,8 +26,10 @@ def annotation(level: str, file: str | None, message: str) -> str:
     return f"::{level}{props}::{annotation_escape(message)}"
 
 
-def _stack_source(matrix, directory, image, options):
-    """(Stack, label for humans, file for annotations) from exactly one source."""
+def _stack_source(matrix, directory, image, options, hosts=None):
+    """(Stack, label for humans, file for annotations) from exactly one source. Stack flags are
+    resolved for the fleet's oldest driver (with its GPUs), so one stack is picked that the whole
+    fleet can run when there is one."""
     from cudaenv.resolver.model import Host, Stack
     from cudaenv.resolver.resolve import resolve
 
@@ -48,7 +50,13 @@ def _stack_source(matrix, directory, image, options):
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise UserError(f"--image {image!r}: its io.cudaenv.stack label is not a cudaenv stack ({exc.__class__.__name__})") from exc
     if constraints is not None:
-        result = resolve(matrix, constraints, Host())
+        from cudaenv.versions import numeric_key
+
+        known = [h for h in hosts or () if h.driver]
+        weakest = min(known, key=lambda h: numeric_key(h.driver)) if known else Host()
+        result = resolve(matrix, constraints, weakest, explain=False)
+        if not result.ok:  # nothing fits the weakest host: check the best stack anyway, to say why
+            result = resolve(matrix, constraints, Host())
         if not result.ok:
             reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
             raise UserError(f"the stack flags admit no stack: {reasons}")
@@ -81,7 +89,8 @@ def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=N
         from cudaenv.target import environment_overrides
 
         target = load_project(project_dir).target
-        if target.driver and not any(environment_overrides()[:1]) and not environment_overrides()[1]:
+        declared_driver, declared_gpus = environment_overrides()
+        if target.driver and not declared_driver and not declared_gpus:
             return [resolve_target(matrix, driver=target.driver, gpus=target.gpus,
                                    compute_capabilities=target.compute_capabilities, detect=False).host]
     if drivers:
@@ -119,9 +128,9 @@ def check(directory, image, drivers, gpus, compute_capabilities, no_detect, outp
     from cudaenv.resolver.check import check_stack
 
     matrix = load_matrix()
-    stack, source, file = _stack_source(matrix, directory, image, options)
     hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=directory or (
         "." if not image and constraints_from_options(options) is None else None))
+    stack, source, file = _stack_source(matrix, directory, image, options, hosts)
     results = []
     for host in hosts:
         verdict = check_stack(matrix, stack, host)

@@ -85,6 +85,23 @@ def _jax_rank(extra: str) -> int:
     return _JAX_EXTRA_PREFERENCE.index(extra) if extra in _JAX_EXTRA_PREFERENCE else len(_JAX_EXTRA_PREFERENCE)
 
 
+def _cuda_floor_of_pins(requires) -> tuple[int, ...]:
+    """The lowest CUDA x.y a set of ``nvidia-cuda-*`` lower bounds lets pip install: JAX's wheels
+    pin ``nvidia-cuda-nvcc-cu12>=12.6.85``, so the environment gets at least 12.6 whatever the
+    docs' range says."""
+    floor = (0,)
+    for name, spec in requires:
+        if not name.startswith("nvidia-cuda-"):
+            continue
+        for clause in spec.split(","):
+            clause = clause.strip()
+            if clause.startswith((">=", "==")):
+                parts = clause.lstrip(">=").split(".")
+                if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                    floor = max(floor, (int(parts[0]), int(parts[1])))
+    return floor
+
+
 def _jax(matrix: "Matrix") -> list[Build]:
     out = []
     for release in matrix.jax:
@@ -97,7 +114,9 @@ def _jax(matrix: "Matrix") -> list[Build]:
             chosen.setdefault(key, variant)
         for variant in chosen.values():
             local = "local" in variant.extra or not variant.requires
-            cudas = tuple(xy for xy in matrix.cuda_minors if specifier_contains(variant.cuda, xy))
+            floor = (0,) if local else _cuda_floor_of_pins(variant.requires)
+            cudas = tuple(xy for xy in matrix.cuda_minors
+                          if specifier_contains(variant.cuda, xy) and numeric_key(xy) >= floor)
             if not cudas:
                 continue
             out.append(Build(

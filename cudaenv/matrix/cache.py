@@ -31,8 +31,15 @@ def enabled() -> bool:
     return os.environ.get("CUDAENV_NO_CACHE", "").lower() not in ("1", "true", "yes")
 
 
+CODE = ("model.py", "builds.py", "load.py", "validate.py", "__init__.py")  # what shapes the cached objects
+
+
 def cache_key(directories: list[Path]) -> str:
     digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:3]}\0".encode())
+    here = Path(__file__).parent
+    for name in CODE:  # an edited cudaenv (a development checkout) never reads a stale cache
+        stat = (here / name).stat()
+        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     for directory in directories:
         digest.update(f"dir:{directory}\0".encode())
         try:

@@ -45,16 +45,27 @@ def build_runs_on(sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, *, ptx_j
     return False
 
 
+def architecture_name(matrix: Matrix, gpu: TargetGpu) -> str | None:
+    if gpu.architecture:
+        return gpu.architecture
+    row = matrix.architecture_of(gpu.compute_capability)
+    return row.name if row else None
+
+
 def driver_supports_architecture(matrix: Matrix, driver: str, gpu: TargetGpu) -> bool | None:
-    """Whether the driver's branch still supports the GPU's architecture; None when unknown."""
+    """Whether the driver's branch supports the GPU's architecture; None when unknown."""
     from cudaenv.versions import driver_branch
 
     branch = matrix.driver_branch(driver_branch(driver))
-    architecture = gpu.architecture or (matrix.architecture_of(gpu.compute_capability) or None)
-    arch_name = architecture if isinstance(architecture, str) else getattr(architecture, "name", None)
-    if branch is None or arch_name is None:
+    arch = architecture_name(matrix, gpu)
+    if branch is None or arch is None:
         return None
-    return arch_name in branch.architectures
+    return arch in branch.architectures
+
+
+def first_branch_for(matrix: Matrix, architecture: str) -> int | None:
+    branches = [b.branch for b in matrix.driver_branches if architecture in b.architectures]
+    return min(branches) if branches else None
 
 
 def last_branch_for(matrix: Matrix, architecture: str) -> int | None:

@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from cudaenv.matrix import Matrix
-from cudaenv.resolver.model import Constraints, Host, Resolution, Stack
-from cudaenv.resolver.resolve import resolve, smallest_driver
+from cudaenv.resolver.model import Constraints, Host, Problem, Resolution, Stack
+from cudaenv.resolver.resolve import resolve, smallest_driver, warnings_for
 
 
 @dataclass(frozen=True)
@@ -21,12 +21,13 @@ class PlannedProject:
     name: str
     resolution: Resolution
     stack: Stack | None  # the stack the plan picked (may differ from the project's own first choice)
+    problems: tuple[Problem, ...] = ()  # about that stack (or why there is none)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "ok": self.stack is not None,
                 "stack": self.stack.as_dict() if self.stack else None,
                 "valid_cuda": list(self.resolution.valid_cuda),
-                "problems": [p.as_dict() for p in self.resolution.problems]}
+                "problems": [p.as_dict() for p in self.problems]}
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,12 @@ def _choose_shared(resolutions: dict[str, Resolution]) -> dict[str, Stack]:
 def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) -> Plan:
     resolutions = {name: resolve(matrix, constraints, host) for name, constraints in projects}
     chosen = _choose_shared(resolutions)
-    planned = tuple(PlannedProject(name, resolutions[name], chosen.get(name)) for name, _ in projects)
+    planned = tuple(
+        PlannedProject(name, resolutions[name], chosen.get(name),
+                       tuple(warnings_for(matrix, constraints, host, chosen[name])) if name in chosen
+                       else resolutions[name].problems)
+        for name, constraints in projects
+    )
     groups: dict[str, list[str]] = {}
     for project in planned:
         if project.stack is not None:

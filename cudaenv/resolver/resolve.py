@@ -118,10 +118,20 @@ def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list
 # --- step 2: the search -------------------------------------------------------------------------
 
 
+def _near(version: str) -> list[str]:
+    """A version and its neighbours just above (``1.0`` -> ``1.0``, ``1.0.1``, ``1.1``)."""
+    parts = version.rstrip(".*").split(".")
+    if not all(p.isdigit() for p in parts):
+        return [version]
+    bumped = parts[:-1] + [str(int(parts[-1]) + 1)]
+    return [version, ".".join(parts + ["1"]), ".".join(bumped)]
+
+
 def _pins_compatible(a: str, b: str) -> bool:
-    """Whether two specifiers for one package can both hold (tested at the versions they name)."""
+    """Whether two specifiers for one package can both hold (tested at and just above the
+    versions they name: ``>1.0`` and ``<2.0`` meet at 1.1)."""
     sa, sb = SpecifierSet(a), SpecifierSet(b)
-    points = [s.version for s in chain(sa, sb)]
+    points = [p for s in chain(sa, sb) for p in _near(s.version)]
     if not points:
         return True
     if any(specifier_contains(sa, p) and specifier_contains(sb, p) for p in points):
@@ -131,7 +141,19 @@ def _pins_compatible(a: str, b: str) -> bool:
     return ops <= {">=", ">"} or ops <= {"<=", "<"}
 
 
+def _cudnn_demands(build: Build) -> list[tuple[str, str]]:
+    """What a build says about the cuDNN in its environment, as (label, specifier) pairs."""
+    demands = [(name, spec) for name, spec in build.pins if name.startswith("nvidia-cudnn")]
+    if build.cudnn and build.brings_own_cuda and not demands:
+        demands.append(("cuDNN", f"=={build.cudnn}"))
+    if build.cudnn_range is not None and str(build.cudnn_range):
+        demands.append(("cuDNN", str(build.cudnn_range)))
+    return demands
+
+
 def pin_conflicts(chosen: list[Build]) -> list[tuple[str, Build, str, Build, str]]:
+    """nvidia-* pins two builds cannot both satisfy; and, since one environment holds one cuDNN,
+    a cuDNN one build bundles that another's range or pin excludes."""
     conflicts = []
     for i, first in enumerate(chosen):
         for second in chosen[i + 1:]:
@@ -139,6 +161,12 @@ def pin_conflicts(chosen: list[Build]) -> list[tuple[str, Build, str, Build, str
             for name, spec in second.pins:
                 if name in mine and not _pins_compatible(mine[name], spec):
                     conflicts.append((name, first, mine[name], second, spec))
+            if any(c[0].startswith("nvidia-cudnn") for c in conflicts):
+                continue
+            for _, spec_a in _cudnn_demands(first):
+                for _, spec_b in _cudnn_demands(second):
+                    if not _pins_compatible(spec_a, spec_b):
+                        conflicts.append(("cuDNN", first, spec_a, second, spec_b))
     return conflicts
 
 
@@ -162,6 +190,11 @@ def _mode_for(ctx: _Context, xy: str) -> tuple[bool, str | None]:
         return True, None
     mode = drv.driver_mode(ctx.matrix, ctx.host.driver, xy, all_datacenter=ctx.host.all_datacenter)
     return mode is not None, mode
+
+
+def _ptx_jit(ctx: _Context, xy: str) -> bool:
+    """PTX is JIT-compiled by the driver, except under minor-version compatibility."""
+    return _mode_for(ctx, xy)[1] != drv.MINOR_VERSION
 
 
 def _toolkit_ok(ctx: _Context, xy: str) -> bool:
@@ -327,18 +360,29 @@ def _cuda_candidates(ctx: _Context, candidates: dict[str, list[Build]]) -> list[
 
 
 def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
-    """Problems with the host itself, whatever the stack: a driver that dropped a GPU's architecture."""
+    """Problems with the host itself, whatever the stack: a driver branch that does not support a
+    GPU's architecture — too old for a new GPU, or past the architecture's last branch."""
     problems = []
     if host.driver is None:
         return problems
+    branch = numeric_key(host.driver)[0]
     for gpu in host.gpus:
-        if gpu_rules.driver_supports_architecture(matrix, host.driver, gpu) is False:
-            arch = gpu.architecture or getattr(matrix.architecture_of(gpu.compute_capability), "name", "?")
-            last = gpu_rules.last_branch_for(matrix, arch)
+        if gpu_rules.driver_supports_architecture(matrix, host.driver, gpu) is not False:
+            continue
+        arch = gpu_rules.architecture_name(matrix, gpu) or "?"
+        first, last = gpu_rules.first_branch_for(matrix, arch), gpu_rules.last_branch_for(matrix, arch)
+        if first is not None and branch < first:
+            problems.append(Problem(
+                "driver-predates-architecture",
+                f"driver {host.driver} (R{branch}) predates {arch.capitalize()} GPUs such as {gpu.label}: "
+                f"they need driver branch R{first} or newer",
+                fix=f"upgrade the driver to branch R{first} or newer",
+            ))
+        else:
             problems.append(Problem(
                 "driver-drops-architecture",
-                f"driver {host.driver} (R{numeric_key(host.driver)[0]}) does not support {arch.capitalize()} GPUs "
-                f"such as {gpu.label}; the last driver branch that does is R{last}",
+                f"driver {host.driver} (R{branch}) no longer supports {arch.capitalize()} GPUs such as {gpu.label}; "
+                f"the last driver branch that does is R{last}",
                 fix=f"install a driver from branch R{last} or older for this GPU" if last else None,
             ))
     return problems
@@ -349,6 +393,11 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
     check_versions_exist(matrix, constraints)
     fatal = host_problems(matrix, host)
     if fatal:
+        if explain and any(p.code == "driver-predates-architecture" for p in fatal):
+            needed = smallest_driver(matrix, [constraints], host)
+            if needed is not None:
+                fatal.append(Problem("fix-driver", f"upgrade the driver to {driver_wording(needed)}",
+                                     fix=f"upgrade the NVIDIA driver to {driver_wording(needed)}"))
         return Resolution(stack=None, valid_cuda=(), problems=tuple(fatal))
     ctx = _Context(matrix, constraints, host)
     candidates = candidate_builds(matrix, constraints)
@@ -371,6 +420,12 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
 
 
 # --- warnings on a good answer ------------------------------------------------------------------
+
+
+def warnings_for(matrix: Matrix, constraints: Constraints, host: Host, stack: Stack) -> list[Problem]:
+    """The caveats of running ``stack`` on ``host`` (minor-version or forward compatibility, an
+    unknown driver or GPU, a removed base image) — for any stack, not only the best one."""
+    return stack_warnings(_Context(matrix, constraints, host), stack)
 
 
 def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
@@ -475,17 +530,21 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         for name, builds in candidates.items():
             usable = [b for b in builds if any(xy in b.cuda for xy in xys)]
             failing = [g for g in host.gpus
-                       if not any(_gpu_ok_for_build(replace(ctx, host=Host(host.driver, (g,))), b, True) for b in usable)]
+                       if not any(_gpu_ok_for_build(replace(ctx, host=Host(host.driver, (g,))), b, _ptx_jit(ctx, xy))
+                                  for b in usable for xy in b.cuda if xy in xys)]
             for g in failing:
                 sms = sorted({s for b in usable for s in b.sass}, key=numeric_key)
                 with_gpu = [b for b in ctx_builds(m, name)
                             if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True)]
                 newest = f"; the newest {name} build that includes it is {with_gpu[0].label}" if with_gpu else \
                     f"; no {name} build in the matrix includes it"
+                ptx_only = [b for b in usable if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True)]
+                why = (" (only its PTX covers it, and PTX cannot be JIT-compiled under minor-version compatibility)"
+                       if ptx_only else "")
                 problems.append(Problem("gpu-unsupported-by-build",
                                         f"{g.label} is not in the SM list of {_framework_desc(name, c)} for CUDA "
                                         f"{_fmt_versions(xys)} (built for {', '.join('sm_' + s.replace('.', '') for s in sms) or 'unknown'})"
-                                        f"{newest}"))
+                                        f"{why}{newest}"))
         if problems:
             return problems + _fixes(ctx)
 
@@ -545,8 +604,8 @@ def _fixes(ctx: _Context) -> list[Problem]:
     if host.driver is not None:
         needed = smallest_driver(m, [c], host)
         if needed is not None:
-            fixes.append(Problem("fix-driver", f"upgrade the driver to >= {needed}",
-                                 fix=f"upgrade the NVIDIA driver to {needed} or newer"))
+            fixes.append(Problem("fix-driver", f"upgrade the driver to {driver_wording(needed)}",
+                                 fix=f"upgrade the NVIDIA driver to {driver_wording(needed)}"))
     if c.python is not None:
         relaxed = resolve(m, replace(c, python=None), host, explain=False)
         if relaxed.ok:
@@ -576,6 +635,11 @@ def _fixes(ctx: _Context) -> list[Problem]:
             fixes.append(Problem("fix-flavor", f"flavor {c.flavor!r} cannot work here; flavor {relaxed.stack.flavor!r} does",
                                  fix=f"set flavor to {relaxed.stack.flavor}"))
     return fixes
+
+
+def driver_wording(driver: str) -> str:
+    """``535.54.03`` -> ``>= 535.54.03``; a bare branch ``615`` -> ``branch R615 or newer``."""
+    return f">= {driver}" if "." in driver else f"branch R{driver} or newer"
 
 
 def driver_candidates(matrix: Matrix) -> list[str]:

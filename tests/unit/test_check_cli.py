@@ -231,7 +231,7 @@ def test_kepler_gpu_on_a_driver_branch_past_kepler_is_named(env):
     proc = cudaenv("check", *STACK_12_4, "--driver", "550.54.15", "--gpu", "K80", "--json", env=env)
     (result,) = one_json_object(proc)["results"]
     assert proc.returncode == 1
-    assert any("does not support Kepler" in reason and "R470" in reason for reason in result["reasons"])
+    assert any("no longer supports Kepler" in reason and "R470" in reason for reason in result["reasons"])
 
 
 def test_whole_fleet_compatible_exits_0(env):
