@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from cudaenv.engine import BuildRequest
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
-from cudaenv.project.lock import Lock, env_index, read_lock, staleness
+from cudaenv.project.lock import Lock, env_index, netrc_text, read_lock, staleness, strip_credentials
 from cudaenv.render import BuildSettings, build_context, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
@@ -49,6 +50,7 @@ class ImagePlan:
     dockerignore: str
     inputs_hash: str
     buildkit: bool
+    netrc: str = ""  # credentials for the indexes, as a netrc (never printed, never in a layer)
 
     @property
     def default_tag(self) -> str:
@@ -59,9 +61,18 @@ class ImagePlan:
         return f"cudaenv/{self.project.name}:latest"
 
     def request(self, *, tags: tuple[str, ...] = (), no_cache: bool = False, pull: bool = False,
-                network: str | None = None) -> BuildRequest:
+                network: str | None = None, secrets_dir: Path | None = None) -> BuildRequest:
+        """The engine's build request; index credentials are written as a netrc into ``secrets_dir``
+        (a private temporary directory the caller removes after the build)."""
         uid, gid = build_user_ids()
         secrets = {"cudaenv_ca": self.project.build.ca_cert} if self.project.build.ca_cert else {}
+        if self.netrc:
+            if secrets_dir is None:
+                raise ValueError("index credentials need a secrets_dir for the netrc")
+            netrc = secrets_dir / "netrc"
+            netrc.touch(mode=0o600)
+            netrc.write_text(self.netrc)
+            secrets["cudaenv_netrc"] = netrc
         return BuildRequest(
             context=self.project.root, tags=tags or (self.default_tag, self.latest_tag),
             dockerfile_text=self.dockerfile, dockerignore_text=self.dockerignore,
@@ -90,18 +101,29 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
                         "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")
     lock_text = project.lock_path.read_text(encoding="utf-8") if project.lock_path.is_file() else ""
+    python_index = env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or lock.python_index
+    framework_index = ((env_index("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index or lock.framework_index)
+                       if lock.framework_index else None)
+    netrc = netrc_text([python_index, framework_index])
+    if netrc and not buildkit:
+        raise UserError("an index URL carries credentials, which reach the build only as a BuildKit secret; "
+                        "no BuildKit builder was found (docker buildx, or a docker CLI before 23.0)")
     settings = BuildSettings(
         project=project.name, base_registry=project.build.base_registry,
-        python_index=env_index("CUDAENV_PYTHON_INDEX") or lock.python_index,
-        framework_index=(env_index("CUDAENV_FRAMEWORK_INDEX") or lock.framework_index) if lock.framework_index else None, system_packages=project.build.system_packages,
+        python_index=strip_credentials(python_index), framework_index=strip_credentials(framework_index), netrc=bool(netrc), system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32], published_base=published_base,
     )
     dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_compat_branches(matrix, stack.cuda)))
     user_ignore = project.root / ".dockerignore"
-    dockerignore = render_dockerignore(user_ignore.read_text(encoding="utf-8") if user_ignore.is_file() else None)
+    secrets_in_project = []
+    ca = project.build.ca_cert
+    if ca is not None and ca.resolve().is_relative_to(project.root.resolve()):
+        secrets_in_project.append(ca.resolve().relative_to(project.root.resolve()).as_posix())
+    dockerignore = render_dockerignore(user_ignore.read_text(encoding="utf-8") if user_ignore.is_file() else None,
+                                       secrets=secrets_in_project)
     inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]
-    return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit)
+    return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit, netrc)
 
 
 def published_base_for(project: Project, matrix: Matrix, lock: Lock) -> str | None:

@@ -112,6 +112,7 @@ class BuildSettings:
     pinned: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
     ca_cert: bool = False  # a CA bundle is passed as the BuildKit secret "cudaenv_ca"
+    netrc: bool = False  # index credentials are passed as the BuildKit secret "cudaenv_netrc"
     buildkit: bool = True  # cache mounts and secrets need BuildKit
     lock_hash: str = ""
     published_base: str | None = None  # a `cudaenv publish`ed base to start FROM (layers 1-3 prebuilt)
@@ -160,14 +161,14 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "summary": f"{frameworks} | CUDA {stack.cuda}{cudnn} | Python {stack.python}",
         "flavor": stack.flavor,
         "flavor_reason": flavor_reason(stack),
-        "driver_line": (f"needs >= {stack.min_driver} natively"
-                        + (f", >= {stack.min_driver_compat} through minor-version compatibility" if stack.min_driver_compat else "")
+        "driver_line": (f"needs {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}"
                         + ("; forward compatibility via cuda-compat" if compat_package else "")),
         "base_image": with_registry(stack.base_image, settings.base_registry),
         "uv_image": with_registry(f"{UV_IMAGE}:{uv_version()}", settings.base_registry),
         "python": stack.python,
         "buildkit": settings.buildkit,
         "ca_cert": settings.ca_cert,
+        "netrc": settings.netrc,
         "system_packages": list(settings.system_packages),
         "compat_package": compat_package,
         "compat_entrypoint_b64": compat_entrypoint_b64() if compat_package else "",
@@ -212,10 +213,14 @@ def render_dockerfile(context: dict, template: str = "Dockerfile.j2") -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-def render_dockerignore(user_text: str | None) -> str:
+def render_dockerignore(user_text: str | None, *, secrets: list[str] = ()) -> str:
+    """cudaenv's ignore rules, the project's, and last (so no ``!`` rule can re-include them) the
+    secrets that live inside the project, such as a CA bundle passed as a BuildKit secret."""
     lines = ["# cudaenv defaults (never part of the image)", *DEFAULT_IGNORES]
     if user_text:
         lines += ["# the project's .dockerignore", user_text.rstrip("\n")]
+    if secrets:
+        lines += ["# build secrets that live in the project: never in the context", *secrets]
     return "\n".join(lines) + "\n"
 
 

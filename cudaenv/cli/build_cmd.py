@@ -107,6 +107,8 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
     except BuildError as exc:
         progress.close()
         report_build_error(exc)
+        if as_json:
+            emit_json({"ok": False, "error": str(exc), "step": exc.step, "log_tail": exc.log_tail})
         click.get_current_context().exit(1)
     progress.close()
     timings = sorted(step_timings(result.log.splitlines()), key=lambda t: -t.seconds)
@@ -143,13 +145,17 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
     if published:
         click.echo(f"starting from the published base {published}", err=True)
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit), published_base=published)
-    request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network)
-    if no_buildkit:
-        from cudaenv.engine.builders import build_with_sdk
+    import tempfile
 
-        result = build_with_sdk(engine.client.api, request, progress)
-    else:
-        result = engine.build(request, progress)
+    with tempfile.TemporaryDirectory(prefix="cudaenv-secrets-") as secrets_dir:  # 0700, removed after the build
+        request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network,
+                               secrets_dir=Path(secrets_dir))
+        if no_buildkit:
+            from cudaenv.engine.builders import build_with_sdk
+
+            result = build_with_sdk(engine.client.api, request, progress)
+        else:
+            result = engine.build(request, progress)
     progress.close()
     return plan, result
 

@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,26 +114,45 @@ def check_pin(value, where: str) -> str:
     return value
 
 
+def _table(data: dict, key: str, path: Path) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: {key}: expected a table, got {value!r}; run `cudaenv lock` to rewrite the lock")
+    return value
+
+
 def read_lock(path: Path) -> Lock | None:
-    """The lock, validated: it feeds RUN lines, so a hand-edited or tampered value is refused here."""
+    """The lock, validated: it feeds RUN lines and host checks, so a hand-edited or tampered value
+    is refused here (exit 2) rather than reaching a Dockerfile or a traceback."""
     if not path.is_file():
         return None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        requirements = data.get("requirements", {})
-        for index, pin in enumerate(requirements.get("pinned", [])):
-            check_pin(pin, f"{path}: requirements.pinned[{index}]")
-        check_index_url(requirements.get("python_index"), f"{path}: requirements.python_index")
-        check_index_url(requirements.get("framework_index"), f"{path}: requirements.framework_index")
-        return Lock(
-            cudaenv=data["cudaenv"], matrix_revision=data["matrix_revision"], inputs_hash=data["inputs_hash"],
-            stack=data["stack"], target=data.get("target", {}),
-            requirement_files=tuple(requirements.get("files", [])), python_index=requirements.get("python_index", PYPI_SIMPLE),
-            framework_index=requirements.get("framework_index"), platform=requirements.get("platform", ""),
-            pinned=tuple(requirements.get("pinned", [])),
-        )
-    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc}); run `cudaenv lock` to rewrite it") from exc
+    requirements = _table(data, "requirements", path)
+    stack = _table(data, "stack", path)
+    pinned = requirements.get("pinned", [])
+    files = requirements.get("files", [])
+    if not isinstance(pinned, list) or not isinstance(files, list):
+        raise UserError(f"{path}: requirements.pinned and requirements.files must be lists")
+    for index, pin in enumerate(pinned):
+        check_pin(pin, f"{path}: requirements.pinned[{index}]")
+    check_index_url(requirements.get("python_index"), f"{path}: requirements.python_index")
+    check_index_url(requirements.get("framework_index"), f"{path}: requirements.framework_index")
+    try:
+        Stack.from_dict(stack)  # every consumer rebuilds the stack: make sure it can
+        lock = Lock(
+            cudaenv=str(data["cudaenv"]), matrix_revision=str(data["matrix_revision"]),
+            inputs_hash=str(data["inputs_hash"]), stack=stack, target=_table(data, "target", path),
+            requirement_files=tuple(str(f) for f in files), python_index=requirements.get("python_index", PYPI_SIMPLE),
+            framework_index=requirements.get("framework_index"), platform=str(requirements.get("platform", "")),
+            pinned=tuple(pinned),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise UserError(f"{path}: not a valid cudaenv.lock ({exc.__class__.__name__}: {exc}); "
+                        "run `cudaenv lock` to rewrite it") from exc
+    return lock
 
 
 def inputs_hash(project: Project) -> str:
@@ -151,6 +171,38 @@ def manylinux_platform(stack: Stack) -> str:
 
 def env_index(name: str) -> str | None:
     return check_index_url(os.environ.get(name) or None, name)
+
+
+def strip_credentials(url: str | None) -> str | None:
+    """``https://user:token@host/simple`` -> ``https://host/simple``: what may be written down."""
+    if url is None:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    if not parts.username and not parts.password:
+        return url
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def credentials_of(url: str | None) -> tuple[str, str, str] | None:
+    """(host, user, password) from an index URL's userinfo, for a netrc entry."""
+    if url is None:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    if not parts.username:
+        return None
+    return parts.hostname, urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+
+
+def netrc_text(urls: list[str | None]) -> str:
+    """A netrc for the indexes that carry credentials: handed to uv inside a build as a BuildKit
+    secret, so tokens never reach a layer, the image history or the Dockerfile."""
+    lines = []
+    for url in urls:
+        found = credentials_of(url)
+        if found and f"machine {found[0]} " not in "".join(lines):
+            lines.append(f"machine {found[0]} login {found[1]} password {found[2]}\n")
+    return "".join(lines)
 
 
 def framework_index(project: Project, stack: Stack) -> str | None:
@@ -180,15 +232,16 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         frameworks_in = Path(tmp) / "frameworks.in"
         frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
         argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
-                "--python-version", stack.python, "--python-platform", manylinux_platform(stack),
-                "--index-url", python_index(project)]
-        extra = framework_index(project, stack)
-        if extra:
-            argv += ["--extra-index-url", extra]
+                "--python-version", stack.python, "--python-platform", manylinux_platform(stack)]
         for link in stack.find_links:
             argv += ["--find-links", link]
         argv += [str(frameworks_in), *(str(project.root / r) for r in project.requirements)]
-        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1")
+        # indexes go through the environment, not argv: a token in a URL must not show in `ps`
+        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_DEFAULT_INDEX=python_index(project))
+        env.pop("UV_INDEX", None)
+        extra = framework_index(project, stack)
+        if extra:
+            env["UV_INDEX"] = extra
         if ca_bundle:
             env["SSL_CERT_FILE"] = ca_bundle
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=project.root)
@@ -226,8 +279,9 @@ def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: d
     return Lock(
         cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
         stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
-        python_index=project.build.python_index or PYPI_SIMPLE,
-        framework_index=project.build.framework_index or (stack.index_urls[0] if stack.index_urls else None),
+        python_index=strip_credentials(project.build.python_index) or PYPI_SIMPLE,
+        framework_index=strip_credentials(project.build.framework_index)
+        or (stack.index_urls[0] if stack.index_urls else None),
         platform=manylinux_platform(stack), pinned=tuple(pinned),
     )
 
@@ -240,7 +294,7 @@ def _without_none(data: dict) -> dict:
 def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_revision: str) -> list[str]:
     """Why a lock no longer matches (empty when it does)."""
     if lock is None:
-        return ["there is no cudaenv.lock; run `cudaenv lock`"]
+        return ["there is no cudaenv.lock"]
     reasons = []
     if lock.inputs_hash != inputs_hash(project):
         reasons.append("the configuration or a requirements file changed since the lock was written")
