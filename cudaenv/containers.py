@@ -11,7 +11,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from cudaenv.errors import CudaenvError, UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
 from cudaenv.resolver import driver as drv
+from cudaenv.runopts import parse_gpus
 
 LABEL_MANAGED = "io.cudaenv.managed"
 LABEL_PROJECT = "io.cudaenv.project"
@@ -39,23 +39,6 @@ class GpuChoice:
     held: str  # what the container records as held: "all", "none", "0,1", or "count:2"
 
 
-def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
-    """``all`` / ``none`` / ``auto`` / ``auto:N`` / ``N`` (a count, as docker's --gpus) /
-    ``0,1`` or ``device=1`` (indices or UUIDs) -> (kind, value)."""
-    text = spec.strip()
-    if text in ("all", "none", "auto"):
-        return text, None
-    if m := re.fullmatch(r"auto:([1-9]\d*)", text):
-        return "auto", int(m.group(1))
-    if text == "0":
-        raise UserError("--gpus 0 would give the container no GPU: say --gpus none for that, or device=0 for the "
-                        "first GPU")
-    if text.isdigit():
-        return "count", int(text)
-    ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
-    if ids and all(re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", i) for i in ids):
-        return "ids", ids
-    raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
 
 
 def inventory() -> list[tuple[str, str | None]]:
@@ -142,9 +125,9 @@ def check_host_driver(matrix: Matrix, stack: dict, driver: str | None, *, datace
     mode = drv.driver_mode(matrix, driver, cuda, all_datacenter=datacenter or stack.get("driver_compatibility") == "forward")
     if mode is not None:
         return None
-    compat = f" (or >= {stack['min_driver_compat']} through minor-version compatibility)" if stack.get("min_driver_compat") else ""
-    return (f"this host's driver {driver} cannot run the image's CUDA {cuda}: it needs driver >= "
-            f"{stack.get('min_driver')}{compat}; upgrade the driver, or rebuild for this host "
+    needed = drv.requirement_text(stack.get("min_driver"), stack.get("min_driver_compat"))
+    return (f"this host's driver {driver} cannot run the image's CUDA {cuda}: it needs a driver {needed}; "
+            f"upgrade the driver, or rebuild for this host "
             f"(set [target] driver = \"{driver}\" and run `cudaenv lock`)")
 
 
@@ -162,25 +145,8 @@ def container_name(project: Project) -> str:
     return f"cudaenv-{project.name}-{secrets.token_hex(3)}"
 
 
-def parse_env(values: tuple[str, ...]) -> dict[str, str]:
-    env = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise UserError(f"-e {item!r}: expected NAME=value")
-        env[name] = value if sep else os.environ.get(name, "")  # -e NAME passes the caller's value through
-    return env
 
 
-def parse_ports(values: tuple[str, ...]) -> dict[str, int | None]:
-    ports: dict[str, int | None] = {}
-    for item in values:
-        m = re.fullmatch(r"(?:(\d{1,5}):)?(\d{1,5})(?:/(tcp|udp))?", item)
-        if not m:
-            raise UserError(f"port {item!r}: expected CONTAINER or HOST:CONTAINER, e.g. 8888:8888")
-        host, container, proto = m.group(1), m.group(2), m.group(3) or "tcp"
-        ports[f"{container}/{proto}"] = int(host) if host else None
-    return ports
 
 
 def build_spec(project: Project, image: str, image_labels: dict, *, command: tuple[str, ...], gpus: GpuChoice,
@@ -197,9 +163,12 @@ def build_spec(project: Project, image: str, image_labels: dict, *, command: tup
         "io.cudaenv.summary": ", ".join(f"{n} {v}" for n, v in (stack.get("frameworks") or {}).items())
         + (f" | CUDA {stack.get('cuda')}" if stack.get("cuda") else ""),
     }
+    # The image says NVIDIA_VISIBLE_DEVICES=all; where nvidia is Docker's default runtime that would
+    # expose every GPU to a container that asked for none.
+    no_gpu = {"NVIDIA_VISIBLE_DEVICES": "void"} if gpus.request is None else {}
     return ContainerSpec(
         image=image, command=command, name=name,
-        env={**dict(project.run.env), **user_env, **env}, labels=labels,
+        env={**dict(project.run.env), **user_env, **env, **no_gpu}, labels=labels,
         mounts=(Mount(Path(project.root).resolve(), "/workspace"),), working_dir="/workspace", user=user,
         gpus=gpus.request, shm_size=None if (ipc or project.run.ipc) == "host" else (shm_size or project.run.shm_size),
         ipc_mode=ipc or project.run.ipc, ulimits=merged_ulimits(project, ulimits), ports=ports, tty=tty, stdin_open=interactive,

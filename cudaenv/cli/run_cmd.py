@@ -37,8 +37,8 @@ def run_options(func):
 def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=()):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
     from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
-    from cudaenv.containers import (allocation_lock, build_spec, check_host_driver, choose_gpus, container_name,
-                                    parse_env, parse_ports)
+    from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
+    from cudaenv.runopts import parse_env, parse_ports
     from cudaenv.engine import get_engine
     from cudaenv.image import current_lock, plan_image, published_base_for
     from cudaenv.matrix import load_matrix
@@ -181,11 +181,20 @@ def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits) ->
 
 
 def _find_container(engine, name: str):
+    """A cudaenv container by exact name or id, or by an id prefix of at least 4 characters that
+    only one container has: never a guess that could stop or enter the wrong one."""
     from cudaenv.containers import LABEL_MANAGED
 
-    for container in engine.containers(f"{LABEL_MANAGED}=true"):
-        if name in (container.name, container.id) or container.id.startswith(name):
-            return container
+    managed = engine.containers(f"{LABEL_MANAGED}=true")
+    exact = [c for c in managed if name in (c.name, c.id)]
+    if exact:
+        return exact[0]
+    prefixed = [c for c in managed if len(name) >= 4 and c.id.startswith(name)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise UserError(f"{name!r} is the start of several container ids ({', '.join(c.name for c in prefixed)}): "
+                        "give more of it, or the name")
     raise UserError(f"no cudaenv container named {name!r} (see `cudaenv ps`)")
 
 

@@ -80,7 +80,7 @@ class ContainerSpec:
     shm_size: str | None = None
     ipc_mode: str | None = None
     ulimits: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # name -> (soft, hard)
-    ports: Mapping[str, int | None] = field(default_factory=dict)  # "8888/tcp" -> host port
+    ports: Mapping[str, int | tuple[str, int] | None] = field(default_factory=dict)  # "8888/tcp" -> port or (address, port)
     tty: bool = False
     stdin_open: bool = False
     init: bool = True

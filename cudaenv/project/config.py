@@ -16,6 +16,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from cudaenv.errors import UserError
+from cudaenv.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
 from cudaenv.versions import is_numeric, parse_specifier
 
@@ -41,8 +42,6 @@ IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SHM_SIZE = re.compile(r"^\d+(?:\.\d+)?[bkmgBKMG]?$")
 REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
-PORT = re.compile(r"^(?:(?:\d{1,3}\.){3}\d{1,3}:)?(?:\d{1,5}:)?\d{1,5}(?:/(?:tcp|udp))?$")
-GPU_SPEC = re.compile(r"^(?:all|none|auto|\d+|(?:\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+)(?:,(?:\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+))*)$")
 
 
 class ConfigError(UserError):
@@ -169,7 +168,7 @@ def read_config_file(path: Path) -> tuple[dict, str]:
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
@@ -200,7 +199,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
 
     project = reader.section("project")
     name = reader.str(project, "project", "name") or sanitize_name(root.resolve().name)
-    if not IMAGE_NAME.match(name):
+    if not IMAGE_NAME.fullmatch(name):
         raise reader.fail("project.name", "an image name of lower-case letters, digits and . _ - (e.g. 'detector')", name)
     python_text = project.get("python")
     python = reader.spec(project, "project", "python")
@@ -233,15 +232,15 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         raise reader.fail("build.flavor", f"one of {', '.join(FLAVORS)}", flavor)
     packages = reader.str_list(build, "build", "system_packages")
     for package in packages:
-        if not DEBIAN_PACKAGE.match(package):
+        if not DEBIAN_PACKAGE.fullmatch(package):
             raise reader.fail("build.system_packages", "Debian package names (lower-case letters, digits, + - .)", package)
     base_registry = (reader.str(build, "build", "base_registry", "") or "").strip().rstrip("/")
-    if base_registry and not REGISTRY.match(base_registry):
+    if base_registry and not REGISTRY.fullmatch(base_registry):
         raise reader.fail("build.base_registry", "a registry prefix like registry.example.com:5000/mirror (no scheme)", base_registry)
     indexes = {}
     for key in ("python_index", "framework_index"):
         value = (reader.str(build, "build", key, "") or "").strip()
-        if value and not re.match(r"^https?://[^\s'\"]+$", value):
+        if value and not re.fullmatch(r"https?://[^\s'\"]+", value):
             raise reader.fail(f"build.{key}", "an http(s):// URL of a PEP 503 simple index", value)
         indexes[key] = value
     ca_text = reader.str(build, "build", "ca_cert", "") or ""
@@ -256,10 +255,14 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     run = reader.section("run")
     gpus_value = run.get("gpus", "all")
     gpus_text = str(gpus_value) if isinstance(gpus_value, int) and not isinstance(gpus_value, bool) else gpus_value
-    if not isinstance(gpus_text, str) or not GPU_SPEC.match(gpus_text):
-        raise reader.fail("run.gpus", "all, none, auto, a count, or device indices/UUIDs like '0,1'", gpus_value)
+    if not isinstance(gpus_text, str):
+        raise reader.fail("run.gpus", "all, none, auto, a count, or devices like '0,1' / 'device=1'", gpus_value)
+    try:
+        parse_gpus(gpus_text)
+    except UserError as exc:
+        raise ConfigError(f"{where}: run.gpus: {str(exc).split(': ', 1)[-1]}") from exc
     shm = reader.str(run, "run", "shm_size", "8g")
-    if not SHM_SIZE.match(shm):
+    if not SHM_SIZE.fullmatch(shm):
         raise reader.fail("run.shm_size", "a size like 8g or 512m", shm)
     ipc = reader.str(run, "run", "ipc")
     if ipc is not None and ipc not in ("host", "private", "shareable"):
@@ -268,15 +271,19 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     if not isinstance(env, dict):
         raise reader.fail("run.env", "a table of NAME = \"value\"", env)
     for key, value in env.items():
-        if not ENV_NAME.match(key):
+        if not ENV_NAME.fullmatch(key):
             raise reader.fail("run.env", "variable names of letters, digits and _", key)
         if not isinstance(value, (str, int, float, bool)):
             raise reader.fail(f"run.env.{key}", "a string", value)
     ports = []
     for port in run.get("ports", []) if isinstance(run.get("ports", []), list) else [run.get("ports")]:
         text = str(port) if isinstance(port, int) and not isinstance(port, bool) else port
-        if not isinstance(text, str) or not PORT.match(text):
-            raise reader.fail("run.ports", 'ports like 8888 or "8888:8888"', port)
+        if not isinstance(text, str):
+            raise reader.fail("run.ports", 'ports like 8888, "8888:8888" or "127.0.0.1:8888:8888"', port)
+        try:
+            parse_ports((text,))
+        except UserError as exc:
+            raise reader.fail("run.ports", 'ports like 8888, "8888:8888" or "127.0.0.1:8888:8888"', port) from exc
         ports.append(text)
     command = run.get("command", [])
     if not isinstance(command, list) or not all(isinstance(c, str) for c in command):

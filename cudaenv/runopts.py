@@ -1,0 +1,49 @@
+"""The values of `cudaenv run` options and of a project's [run] table: parsed in one place, so
+cudaenv.toml is checked with exactly the rules the command line uses."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from cudaenv.errors import UserError
+
+
+def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
+    """``all`` / ``none`` / ``auto`` / ``auto:N`` / ``N`` (a count, as docker's --gpus) /
+    ``0,1`` or ``device=1`` (indices or UUIDs) -> (kind, value)."""
+    text = spec.strip()
+    if text in ("all", "none", "auto"):
+        return text, None
+    if m := re.fullmatch(r"auto:([1-9]\d*)", text):
+        return "auto", int(m.group(1))
+    if text == "0":
+        raise UserError("--gpus 0 would give the container no GPU: say --gpus none for that, or device=0 for the "
+                        "first GPU")
+    if text.isdigit():
+        return "count", int(text)
+    ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
+    if ids and all(re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", i) for i in ids):
+        return "ids", ids
+    raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
+
+def parse_env(values: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UserError(f"-e {item!r}: expected NAME=value")
+        env[name] = value if sep else os.environ.get(name, "")  # -e NAME passes the caller's value through
+    return env
+
+def parse_ports(values: tuple[str, ...]) -> dict[str, int | tuple[str, int] | None]:
+    """``8888``, ``8888:8888`` or ``127.0.0.1:8888:8888`` (publish on loopback only) -> SDK ports."""
+    ports: dict[str, int | tuple[str, int] | None] = {}
+    for item in values:
+        m = re.fullmatch(r"(?:((?:\d{1,3}\.){3}\d{1,3}):)?(?:(\d{1,5}):)?(\d{1,5})(?:/(tcp|udp))?", item)
+        if not m or (m.group(1) and not m.group(2)):
+            raise UserError(f"port {item!r}: expected CONTAINER, HOST:CONTAINER or ADDRESS:HOST:CONTAINER, "
+                            "e.g. 127.0.0.1:8888:8888")
+        address, host, container, proto = m.group(1), m.group(2), m.group(3), m.group(4) or "tcp"
+        ports[f"{container}/{proto}"] = (address, int(host)) if address else (int(host) if host else None)
+    return ports
