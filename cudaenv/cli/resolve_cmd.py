@@ -77,24 +77,16 @@ def render_resolution(result: Resolution, host_line: str) -> str:
         cudnn = f", cuDNN {s.cudnn_version}" if s.cudnn_version else ""
         lines.append(f"✓ {_framework_line(s)}")
         lines.append(f"  CUDA {s.cuda}{cudnn}, Python {s.python}")
-        if s.flavor == "wheels":
-            why = "the framework wheels bring their own CUDA libraries"
-        elif s.driver_compatibility == drv.FORWARD:
-            why = "forward compatibility needs NVIDIA's cuda-compat package on a CUDA base image"
-        elif s.flavor == "devel":
-            why = "the CUDA toolkit for building extensions"
-        elif s.frameworks and s.brings_own_cuda:
-            why = "asked for"
-        else:
-            why = "a framework needs the system CUDA/cuDNN" if s.frameworks else "plain CUDA runtime"
+        from cudaenv.render import flavor_reason
+
+        why = flavor_reason(s)
         lines.append(f"  image:  {s.base_image} ({s.flavor} flavor: {why})")
         mode = {drv.NATIVE: "natively", drv.MINOR_VERSION: "through minor-version compatibility",
                 drv.FORWARD: "through forward compatibility (cuda-compat in the image)"}.get(s.driver_compatibility)
         if mode:
             lines.append(f"  driver: runs CUDA {s.cuda} {mode}; native needs >= {s.min_driver}")
         else:
-            compat = f", or >= {s.min_driver_compat} with minor-version compatibility" if s.min_driver_compat else ""
-            lines.append(f"  driver: needs >= {s.min_driver}{compat}")
+            lines.append(f"  driver: needs {drv.requirement_text(s.min_driver, s.min_driver_compat)}")
         if s.compute_capabilities:
             lines.append(f"  GPUs:   builds carry {', '.join('sm_' + c.replace('.', '') for c in s.compute_capabilities)}")
         lines.append(f"  valid CUDA here: {', '.join(result.valid_cuda)}")

@@ -37,11 +37,13 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
     reasons: list[str] = [p.message for p in host_problems(matrix, host)]
     caveats: list[str] = []
     mode = None
+    if stack.cuda not in matrix.cuda_minors:
+        return Verdict(False, None, (f"the stack's CUDA {stack.cuda} is not a CUDA release in this matrix "
+                                     "(written by a newer cudaenv or matrix? run `cudaenv matrix check`)",), ())
     if host.driver is None:
         # nothing to vouch for: on a machine without a driver (a CI runner) the honest answer is "no"
         reasons.append("no NVIDIA driver found or declared (pass --driver, or set CUDAENV_DRIVER_VERSION): "
-                       f"the stack needs >= {stack.min_driver} natively"
-                       + (f" or >= {stack.min_driver_compat} with minor-version compatibility" if stack.min_driver_compat else ""))
+                       f"the stack needs a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}")
     else:
         forward_ok = stack.driver_compatibility == drv.FORWARD  # only an image that carries cuda-compat
         mode = drv.driver_mode(matrix, host.driver, stack.cuda, all_datacenter=forward_ok and host.all_datacenter)
@@ -51,10 +53,10 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
                 f"driver {host.driver} runs CUDA <= {support.max_native_cuda or 'none'} natively"
                 + (f" (<= {support.max_minor_version_cuda} with minor-version compatibility)"
                    if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
-                + f"; this stack is CUDA {stack.cuda}: the driver must be >= {stack.min_driver}"
-                + (f" (or >= {stack.min_driver_compat} through minor-version compatibility)" if stack.min_driver_compat else ""))
+                + f"; this stack is CUDA {stack.cuda}: the driver must be "
+                + drv.requirement_text(stack.min_driver, stack.min_driver_compat))
         elif mode == drv.MINOR_VERSION:
-            caveats.append(f"runs through minor-version compatibility: {drv.MINOR_VERSION_CAVEAT.split(': ', 1)[1]}")
+            caveats.append(f"runs through minor-version compatibility: {drv.MINOR_VERSION_LIMITS}")
         elif mode == drv.FORWARD:
             caveats.append("runs through forward compatibility (cuda-compat in the image; data-center GPUs only)")
     ptx_jit = mode != drv.MINOR_VERSION

@@ -24,10 +24,22 @@ NATIVE = "native"
 MINOR_VERSION = "minor-version"
 FORWARD = "forward"
 
-MINOR_VERSION_CAVEAT = (
-    "runs through CUDA minor-version compatibility: features that need a newer driver are "
-    "unavailable and PTX newer than the driver cannot be JIT-compiled"
-)
+MINOR_VERSION_LIMITS = ("features that need a newer driver are unavailable and PTX newer than the "
+                        "driver cannot be JIT-compiled")
+
+
+def requirement_text(min_driver: str | None, min_driver_compat: str | None) -> str:
+    """A stack's driver requirement in words: ">= X natively (or >= Y through minor-version compatibility)".
+
+    One wording for every place that states it (resolve output, check, run, the Dockerfile header),
+    so a user sees the same sentence wherever the requirement comes up.
+    """
+    if not min_driver:
+        return "unknown to this matrix"
+    text = f">= {min_driver} natively"
+    if min_driver_compat and min_driver_compat != min_driver:
+        text += f" (or >= {min_driver_compat} through minor-version compatibility)"
+    return text
 
 
 def native_min_driver(matrix: Matrix, cuda_xy: str) -> str | None:

@@ -114,7 +114,18 @@ class Stack:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Stack":
-        """The inverse of ``as_dict``, tolerant of absent keys (a lock's TOML has no null)."""
+        """The inverse of ``as_dict``, tolerant of absent keys (a lock's TOML has no null).
+        Raises KeyError/TypeError/ValueError on what is not a stack (callers turn it into exit 2)."""
+        if not isinstance(data, dict):
+            raise TypeError(f"a stack is a table, not {type(data).__name__}")
+        for key in ("python", "cuda", "flavor", "base_image"):
+            if not isinstance(data.get(key), str):
+                raise ValueError(f"stack.{key} must be a string, got {data.get(key)!r}")
+        for key in ("frameworks", "nvidia_requires", "gpu_targets"):
+            if not isinstance(data.get(key) or {}, dict):
+                raise ValueError(f"stack.{key} must be a table")
+        if not all(isinstance(t, dict) for t in (data.get("gpu_targets") or {}).values()):
+            raise ValueError("stack.gpu_targets entries must be tables")
         return cls(
             python=data["python"], cuda=data["cuda"], cuda_release=data.get("cuda_release") or data["cuda"],
             cudnn=data.get("cudnn"), cudnn_version=data.get("cudnn_version"),

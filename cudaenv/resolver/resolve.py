@@ -83,7 +83,13 @@ def _companion_ok(build: Build, constraints: Constraints) -> bool:
 
 
 def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
-    """Unknown framework versions are bad input (exit 2), named with the nearest known ones."""
+    """Unknown framework versions (or image OS names) are bad input (exit 2), named with the nearest known ones."""
+    if constraints.os is not None:
+        known_os = sorted({o for image in matrix.images for o in image.os})
+        if constraints.os not in known_os:
+            near = difflib.get_close_matches(constraints.os, known_os, n=3)
+            raise UnknownVersion(f"os {constraints.os!r} is not an nvidia/cuda image OS in the matrix"
+                                 + (f"; nearest: {', '.join(near)}" if near else f"; known: {', '.join(known_os)}"))
     builds = framework_builds(matrix)
     for name, spec in constraints.frameworks:
         framework = name if name in FRAMEWORKS else COMPANIONS.get(name)
@@ -431,14 +437,12 @@ def warnings_for(matrix: Matrix, constraints: Constraints, host: Host, stack: St
 def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
     out = []
     if ctx.host.driver is None:
-        compat = f" (or >= {stack.min_driver_compat} through minor-version compatibility)" if stack.min_driver_compat else ""
-        out.append(Problem("driver-unknown", f"no driver version given or detected: this stack needs driver "
-                                             f">= {stack.min_driver}{compat}"))
+        out.append(Problem("driver-unknown", f"no driver version given or detected: this stack needs a driver "
+                                             f"{drv.requirement_text(stack.min_driver, stack.min_driver_compat)}"))
     elif stack.driver_compatibility == drv.MINOR_VERSION:
         out.append(Problem("minor-version-compatibility",
                            f"driver {ctx.host.driver} runs CUDA {stack.cuda} only through minor-version compatibility: "
-                           "features that need a newer driver are unavailable and PTX newer than the driver cannot be "
-                           "JIT-compiled", fix=f"upgrade the driver to >= {stack.min_driver} to run it natively"))
+                           f"{drv.MINOR_VERSION_LIMITS}", fix=f"upgrade the driver to >= {stack.min_driver} to run it natively"))
     elif stack.driver_compatibility == drv.FORWARD:
         out.append(Problem("forward-compatibility",
                            f"driver {ctx.host.driver} runs CUDA {stack.cuda} through forward compatibility: the image "
