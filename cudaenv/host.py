@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudaenv.errors import CudaenvError
-from cudaenv.versions import is_numeric
+from cudaenv.versions import is_numeric, numeric_key
 
 
 class HostDetectionError(CudaenvError):
@@ -112,7 +112,7 @@ def parse_smi_csv(text: str, fields: tuple[str, ...]) -> tuple[str | None, tuple
             memory_mib=int(float(memory)) if memory and re.match(r"^\d+(\.\d+)?$", memory) else None,
             uuid=row.get("uuid") or None,
         ))
-    return (min(drivers) if drivers else None), tuple(gpus)
+    return (min(drivers, key=numeric_key) if drivers else None), tuple(gpus)
 
 
 # "CUDA Version: 12.2"; drivers from R610 print "CUDA UMD Version: 13.3"
@@ -172,6 +172,8 @@ def from_nvml() -> HostInfo | None:
             ))
         return HostInfo(driver=driver, source="nvml", cuda_driver_version=f"{cuda // 1000}.{(cuda % 1000) // 10}",
                         gpus=tuple(gpus))
+    except Exception as exc:  # NVML errors after a successful init: a broken driver stack, said plainly
+        raise HostDetectionError(f"NVML answered with an error: {exc}") from exc
     finally:
         try:
             pynvml.nvmlShutdown()

@@ -115,7 +115,9 @@ class RegistryClient:
             return self._bearer[key]
         request = urllib.request.Request(f"{realm}?{urllib.parse.urlencode(params)}")
         basic = self._basic()
-        if basic:
+        realm_host = urllib.parse.urlsplit(realm)
+        # credentials go to a token service over HTTPS, or to the (loopback) registry itself
+        if basic and (realm_host.scheme == "https" or realm_host.netloc == self.registry):
             request.add_header("Authorization", basic)
         try:
             with self._open(request) as response:

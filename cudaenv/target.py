@@ -69,8 +69,9 @@ class Target:
 def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu:
     row = matrix.find_gpu(name)
     if row is None:
+        how = "target.compute_capabilities" if "target" in where else "--compute-capability X.Y"
         raise UserError(f"{where}: unknown GPU {name!r} (see `cudaenv matrix list gpu`, or give its "
-                        "compute capability with --compute-capability X.Y)")
+                        f"compute capability with {how})")
     return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter)
 
 
@@ -102,13 +103,18 @@ def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str
 
 
 def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], compute_capabilities: Sequence[str],
-                   detect: bool = True, environment: bool = True) -> Target:
-    """Options first, then (``environment``) CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, then detection."""
+                   detect: bool = True, environment: bool = True, where: str | None = None) -> Target:
+    """Options first, then (``environment``) CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, then detection.
+    ``where`` names the file the values came from, for error messages ("cudaenv.toml: target")."""
     env_driver, env_gpus = (None, [])
     if environment and not (driver and (gpus or compute_capabilities)):
         env_driver, env_gpus = environment_overrides()  # read only when options leave something open
-    declared_driver = check_driver_text(driver, "--driver") if driver else env_driver
-    targets = [gpu_by_name(matrix, n) for n in gpus] + [gpu_by_cc(matrix, c) for c in compute_capabilities]
+    if driver is not None and not driver.strip():
+        raise UserError(f"{where + '.driver' if where else '--driver'}: expected a driver version like 535.104.05, got ''")
+    declared_driver = check_driver_text(driver, f"{where}.driver" if where else "--driver") if driver else env_driver
+    targets = ([gpu_by_name(matrix, n, where=f"{where}.gpus" if where else "--gpu") for n in gpus]
+               + [gpu_by_cc(matrix, c, where=f"{where}.compute_capabilities" if where else "--compute-capability")
+                  for c in compute_capabilities])
     if not targets and env_gpus:
         targets = [gpu_by_name(matrix, n, where="CUDAENV_GPUS") for n in env_gpus]
     if declared_driver or targets:
@@ -128,4 +134,5 @@ def project_target(matrix: Matrix, project) -> Target:
     """The host a lock is for: the configured [target] only, never this machine, so a lock
     written on a laptop and checked on a GPU-less CI runner agree."""
     return resolve_target(matrix, driver=project.target.driver, gpus=project.target.gpus,
-                          compute_capabilities=project.target.compute_capabilities, detect=False, environment=False)
+                          compute_capabilities=project.target.compute_capabilities, detect=False, environment=False,
+                          where=f"{project.config_path}: target")

@@ -20,7 +20,7 @@ _NUMERIC = re.compile(r"^\d+(\.\d+)*$")
 
 
 def is_numeric(text: str, parts: int | None = None, min_parts: int = 1) -> bool:
-    if not isinstance(text, str) or not _NUMERIC.match(text):
+    if not isinstance(text, str) or not _NUMERIC.fullmatch(text):
         return False
     count = text.count(".") + 1
     return count >= min_parts and (parts is None or count == parts)

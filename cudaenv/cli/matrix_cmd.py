@@ -223,8 +223,14 @@ def update(frameworks: tuple[str, ...], write: bool, check: bool, matrix_dir: Pa
     nvidia-* pins and companion requirements from the wheel's METADATA. Curated fields (CUDA
     variants, SM lists) are left alone; new releases are added with what PyPI establishes.
     """
+    import re
+
     from cudaenv.matrix.update import update_framework
     from cudaenv.resources import matrix_dir as shipped_dir
+
+    if not re.fullmatch(r"https?://[^\s'\"]+", index):
+        raise UserError(f"--index {index!r}: expected an http(s):// URL of a PyPI-compatible index")
+    index = index.rstrip("/")
 
     directory = matrix_dir or shipped_dir()
     changed = False
@@ -242,9 +248,9 @@ def update(frameworks: tuple[str, ...], write: bool, check: bool, matrix_dir: Pa
             summary += f"; not added (need curation): {', '.join(result.skipped)}"
         click.echo(summary, err=True)
         if write and result.diff:
-            tmp = path.with_suffix(".toml.tmp")
-            tmp.write_text(result.new_text, encoding="utf-8")
-            tmp.replace(path)  # atomic: a reader never sees half a file
+            from cudaenv.project.lock import write_atomically
+
+            write_atomically(path, result.new_text)  # a reader never sees half a file
             click.echo(f"wrote {path}", err=True)
     if check and changed:
         click.get_current_context().exit(1)

@@ -56,15 +56,17 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
 
     requirement_files = detected.requirement_files or (
         ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else [])
-    text = render_config(directory.resolve().name, detected, plan, result.stack, target.host, requirement_files)
+    text = render_config(directory.resolve().name, detected, plan, result.stack, target.host, requirement_files,
+                         known_gpu=lambda name: matrix.find_gpu(name) is not None)
     config_path = directory / CONFIG_FILE
     written = [str(config_path)]
     lock_text = None
-    if not no_lock:
-        import tomlkit
+    import tomlkit
 
-        # lock exactly the configuration about to be written
-        project = parse_config(directory, tomlkit.parse(text).unwrap(), str(config_path), config_path)
+    # what is about to be written must read back: a detected value that does not fit is bad input now
+    project = parse_config(directory, tomlkit.parse(text).unwrap(), f"{config_path} (as init would write it)",
+                           config_path)
+    if not no_lock:
         click.echo("pinning the requirements with uv …", err=True)
         locked, lock = lock_project(project, matrix)
         if lock is None:  # the written [target] differs from what init resolved for: say so, write nothing

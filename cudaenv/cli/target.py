@@ -7,15 +7,23 @@ import click
 from cudaenv.target import Target, resolve_target  # noqa: F401 - re-exported for commands
 
 
+def _not_blank(ctx, param, value):
+    values = value if isinstance(value, tuple) else (value,)
+    if any(v is not None and not v.strip() for v in values):
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return value
+
+
 def target_options(*, fleet: bool = False):
     """Decorator adding the target-host options (``fleet``: several --driver values allowed)."""
 
     def decorate(func):
         func = click.option("--compute-capability", "compute_capabilities", multiple=True, metavar="X.Y",
                             help="A target GPU by compute capability (repeatable), e.g. 8.0.")(func)
-        func = click.option("--gpu", "gpus", multiple=True, metavar="NAME",
+        func = click.option("--gpu", "gpus", multiple=True, metavar="NAME", callback=_not_blank,
                             help="A target GPU by name (repeatable): A100, H100, T4, 'RTX 3090', 'NVIDIA A100-SXM4-80GB'.")(func)
         func = click.option("--driver", "drivers" if fleet else "driver", multiple=fleet, metavar="VERSION",
+                            callback=_not_blank,
                             help="Target NVIDIA driver version, e.g. 535.104.05"
                                  + (" (repeat to check a fleet)." if fleet else "."))(func)
         return func

@@ -16,6 +16,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaenv.project.config import ConfigError
+from cudaenv.versions import parse_specifier
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -115,16 +116,27 @@ def _from_pyproject(root: Path, detected: Detected) -> None:
         return
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
     project = data.get("project", {})
-    for line in project.get("dependencies", []) or []:
+    if not isinstance(project, dict):
+        raise ConfigError(f"{path}: [project] must be a table")
+    dependencies = project.get("dependencies", []) or []
+    if not isinstance(dependencies, list):
+        raise ConfigError(f"{path}: project.dependencies: expected a list of requirement strings")
+    for line in dependencies:
+        if not isinstance(line, str):
+            raise ConfigError(f"{path}: project.dependencies: expected requirement strings, got {line!r}")
         try:
             _take(detected, Requirement(line), "pyproject.toml")
         except InvalidRequirement:
             continue
     requires = project.get("requires-python")
+    if requires is not None and not isinstance(requires, str):
+        raise ConfigError(f"{path}: project.requires-python: expected a string like '>=3.10', got {requires!r}")
     if requires and detected.python is None:
+        if parse_specifier(requires) is None:
+            raise ConfigError(f"{path}: project.requires-python: {requires!r} is not a PEP 440 specifier")
         detected.python = requires
         detected.found.append(f"requires-python {requires} (pyproject.toml)")
 
@@ -133,7 +145,7 @@ def _from_python_version(root: Path, detected: Detected) -> None:
     path = root / ".python-version"
     if not path.is_file():
         return
-    match = re.match(r"^\s*(?:cpython-|python)?(\d+\.\d+)", path.read_text())
+    match = re.match(r"^\s*(?:cpython-|python)?(\d+\.\d+)", path.read_text(encoding="utf-8", errors="replace"))
     if match:
         detected.python = match.group(1)  # an exact interpreter choice beats requires-python's range
         detected.found.append(f"Python {match.group(1)} (.python-version)")
@@ -158,13 +170,21 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with 'dependencies'")
-    for item in data.get("dependencies", []) or []:
+    dependencies = data.get("dependencies", []) or []
+    if not isinstance(dependencies, list):
+        raise ConfigError(f"{path}: dependencies: expected a list")
+    for item in dependencies:
         if isinstance(item, dict):
-            for line in item.get("pip", []) or []:
+            pip = item.get("pip", []) or []
+            if not isinstance(pip, list):
+                raise ConfigError(f"{path}: dependencies: the pip entry must be a list of requirements")
+            for line in pip:
                 try:
                     _take(detected, Requirement(str(line)), path.name + " (pip)")
                 except InvalidRequirement:

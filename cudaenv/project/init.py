@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import tomlkit
@@ -39,7 +40,8 @@ def _range_for(version: str) -> str:
     return f">={v.major}.{v.minor},<{v.major + 1}"
 
 
-def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Stack, host: Host, requirement_files: list[str]) -> str:
+def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Stack, host: Host, requirement_files: list[str],
+                  known_gpu: Callable[[str], bool] = lambda name: True) -> str:
     doc = tomlkit.document()
     doc.add(tomlkit.comment("cudaenv.toml: what this project needs from CUDA. Written by `cudaenv init`;"))
     doc.add(tomlkit.comment("edit freely, then run `cudaenv lock`. Schema: see cudaenv's README (Configuration)."))
@@ -81,9 +83,13 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     else:
         target.add(tomlkit.comment('driver = "535.104.05"   # the host(s) the stack must run on'))
     if host.gpus:
-        target.add("gpus", [g.name or g.compute_capability for g in host.gpus if g.name] or [])
-        if not any(g.name for g in host.gpus):
-            target.add("compute_capabilities", [g.compute_capability for g in host.gpus])
+        # names the matrix knows; anything else (a GPU newer than cudaenv's data) by its capability
+        named = [g.name for g in host.gpus if g.name and known_gpu(g.name)]
+        by_cc = [g.compute_capability for g in host.gpus if not (g.name and known_gpu(g.name))]
+        if named:
+            target.add("gpus", named)
+        if by_cc:
+            target.add("compute_capabilities", by_cc)
     else:
         target.add(tomlkit.comment('gpus = ["A100"]'))
     doc["target"] = target

@@ -37,7 +37,7 @@ HOST_470_RTX3090 = ("--driver", "470.256.02", "--gpu", "RTX 3090", "--no-detect"
 
 TORCH_DEPS = ["filelock", "typing-extensions>=4.8.0", "fsspec"]
 # torch release -> (torchvision, torchaudio) built with it; each companion pins its torch exactly
-TORCH_RELEASES = {"2.4.0": ("0.19.0", "2.4.0"), "2.4.1": ("0.19.1", "2.4.1"),
+TORCH_RELEASES = {"2.0.1": ("0.15.2", "2.0.2"), "2.4.0": ("0.19.0", "2.4.0"), "2.4.1": ("0.19.1", "2.4.1"),
                   "2.5.0": ("0.20.0", "2.5.0"), "2.5.1": ("0.20.1", "2.5.1")}
 # tensorflow release -> (keras range, the cuDNN wheel its [and-cuda] extra pulls in)
 TENSORFLOW_RELEASES = {
@@ -276,17 +276,30 @@ def test_init_tensorflow_pyproject_locks_tensorflow_with_its_cuda_extra_and_proj
 
 # --- init: both frameworks ------------------------------------------------------------------------
 
-def test_init_with_torch_and_tensorflow_chooses_one_cuda_both_are_built_for(tmp_path, index):
+def test_init_with_torch_and_tensorflow_chooses_one_cuda_and_one_cudnn_both_are_built_for(tmp_path, index):
     project = copy_project("both-frameworks", tmp_path)
     init_ok(project, *HOST_535_A100, index=index)
 
     stack = read_toml(project / "cudaenv.lock")["stack"]
-    assert stack["frameworks"]["torch"] == "2.5.1"
+    assert stack["frameworks"]["torch"] == "2.0.1"
     assert in_range(stack["frameworks"]["tensorflow"], ">=2.14,<2.15")
-    # TensorFlow 2.14 is built for CUDA 11.8 only; torch 2.5.1 has an 11.8 build
-    assert stack["cuda"] == "11.8"
-    assert "torch==2.5.1" in stack["requirements"]
+    # TensorFlow 2.14: CUDA 11.8 and cuDNN 8.7; torch 2.0.1's cu118 build bundles cuDNN 8.7.0.84 too
+    assert stack["cuda"] == "11.8" and stack["cudnn"] == "8.7"
+    assert "torch==2.0.1" in stack["requirements"]
     assert f"tensorflow[and-cuda]=={stack['frameworks']['tensorflow']}" in stack["requirements"]
+
+
+def test_init_refuses_torch_and_tensorflow_that_need_two_cudnn_versions(tmp_path, index):
+    # torch 2.5.1 (cu118) bundles cuDNN 9.1.0.70; tensorflow[and-cuda] 2.14 pins nvidia-cudnn-cu11==8.7.0.84:
+    # one environment holds one cuDNN, so nothing is written and the conflict is named
+    project = copy_project("both-frameworks", tmp_path)
+    requirements = project / "requirements.txt"
+    requirements.write_text(requirements.read_text().replace("torch==2.0.1", "torch==2.5.1"))
+    before = snapshot(project)
+    proc = run_cli("init", project, *HOST_535_A100, index=index)
+    assert proc.returncode == 1
+    assert "cuDNN" in proc.stdout and "cannot share one environment" in proc.stdout
+    assert snapshot(project) == before
 
 
 def test_init_with_torch_and_tensorflow_locks_both_with_the_project_requirements(tmp_path, index):
@@ -295,7 +308,7 @@ def test_init_with_torch_and_tensorflow_locks_both_with_the_project_requirements
 
     lock = read_toml(project / "cudaenv.lock")
     pinned = pins(lock)
-    assert pinned["torch"] == "2.5.1"
+    assert pinned["torch"] == "2.0.1"
     assert pinned["tensorflow"] == lock["stack"]["frameworks"]["tensorflow"]
     assert pinned["keras"] == "2.14.0"
     assert pinned["nvidia-cudnn-cu11"] == "8.7.0.84"
