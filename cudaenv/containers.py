@@ -193,3 +193,18 @@ def merged_ulimits(project: Project, overrides: tuple[str, ...]) -> dict[str, tu
 def project_containers(engine: Engine, project: Project | None = None) -> list[ContainerInfo]:
     label = f"{LABEL_DIR}={project.root.resolve()}" if project is not None else f"{LABEL_MANAGED}=true"
     return engine.containers(label)
+
+
+def find_container(managed: list[ContainerInfo], name: str) -> ContainerInfo:
+    """A cudaenv container by exact name or id, or by an id prefix of at least 4 characters that
+    only one container has: never a guess that could stop or enter the wrong one."""
+    exact = [c for c in managed if name in (c.name, c.id)]
+    if exact:
+        return exact[0]
+    prefixed = [c for c in managed if len(name) >= 4 and c.id.startswith(name)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise UserError(f"{name!r} is the start of several container ids ({', '.join(c.name for c in prefixed)}): "
+                        "give more of it, or the name")
+    raise UserError(f"no cudaenv container named {name!r} (see `cudaenv ps`)")

@@ -27,6 +27,7 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
         return "ids", ids
     raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
 
+
 def parse_env(values: tuple[str, ...]) -> dict[str, str]:
     env = {}
     for item in values:
@@ -35,6 +36,7 @@ def parse_env(values: tuple[str, ...]) -> dict[str, str]:
             raise UserError(f"-e {item!r}: expected NAME=value")
         env[name] = value if sep else os.environ.get(name, "")  # -e NAME passes the caller's value through
     return env
+
 
 def parse_ports(values: tuple[str, ...]) -> dict[str, int | tuple[str, int] | None]:
     """``8888``, ``8888:8888`` or ``127.0.0.1:8888:8888`` (publish on loopback only) -> SDK ports."""

@@ -181,21 +181,9 @@ def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits) ->
 
 
 def _find_container(engine, name: str):
-    """A cudaenv container by exact name or id, or by an id prefix of at least 4 characters that
-    only one container has: never a guess that could stop or enter the wrong one."""
-    from cudaenv.containers import LABEL_MANAGED
+    from cudaenv.containers import LABEL_MANAGED, find_container
 
-    managed = engine.containers(f"{LABEL_MANAGED}=true")
-    exact = [c for c in managed if name in (c.name, c.id)]
-    if exact:
-        return exact[0]
-    prefixed = [c for c in managed if len(name) >= 4 and c.id.startswith(name)]
-    if len(prefixed) == 1:
-        return prefixed[0]
-    if len(prefixed) > 1:
-        raise UserError(f"{name!r} is the start of several container ids ({', '.join(c.name for c in prefixed)}): "
-                        "give more of it, or the name")
-    raise UserError(f"no cudaenv container named {name!r} (see `cudaenv ps`)")
+    return find_container(engine.containers(f"{LABEL_MANAGED}=true"), name)
 
 
 @click.command("exec", context_settings={"ignore_unknown_options": True})

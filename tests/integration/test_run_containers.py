@@ -25,6 +25,7 @@ import pytest
 from cudaenv.containers import (LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_PROJECT, GpuChoice, build_spec,
                                 choose_gpus)
 from cudaenv.project import load_project
+from cudaenv.runopts import parse_ports
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 
@@ -183,11 +184,11 @@ def holder(engine, project: ProjectDir, gpus: str, *, command=("sleep", "300"), 
     return container_id
 
 
-def create_for(engine, project: ProjectDir, gpus: str) -> dict:
-    """What `cudaenv run --gpus <gpus>` creates for ``project``, inspected before it would start."""
+def create_for(engine, project: ProjectDir, gpus: str, *, ports: tuple[str, ...] = ()) -> dict:
+    """What `cudaenv run --gpus <gpus> -p <ports>` creates for ``project``, inspected before it would start."""
     loaded = load_project(project.root)
     spec = build_spec(loaded, project.tag, engine.image_labels(project.tag), command=("true",),
-                      gpus=choose_gpus(gpus, engine), env={}, ports={}, shm_size=None, ipc=None,
+                      gpus=choose_gpus(gpus, engine), env={}, ports=parse_ports(ports), shm_size=None, ipc=None,
                       name=f"{project.name}-gpu-{uuid.uuid4().hex[:6]}", tty=False, interactive=False)
     return engine.inspect(engine.create(spec))
 
@@ -512,7 +513,17 @@ def test_gpu_count_asks_docker_for_that_many_gpus(cuda12, engine):
 
 
 def test_gpus_none_asks_docker_for_no_device(cuda12, engine):
-    assert not create_for(engine, cuda12, "none")["HostConfig"]["DeviceRequests"]
+    created = create_for(engine, cuda12, "none")
+    assert not created["HostConfig"]["DeviceRequests"]
+    # and the base image's NVIDIA_VISIBLE_DEVICES=all cannot bring GPUs back through the runtime hook
+    assert "NVIDIA_VISIBLE_DEVICES=void" in created["Config"]["Env"]
+
+
+def test_a_port_with_an_address_is_published_on_that_address_only(cuda12, engine):
+    created = create_for(engine, cuda12, "none", ports=("127.0.0.1:18888:8888", "6006"))
+    bindings = created["HostConfig"]["PortBindings"]
+    assert bindings["8888/tcp"] == [{"HostIp": "127.0.0.1", "HostPort": "18888"}]
+    assert bindings["6006/tcp"][0]["HostPort"] == ""  # docker picks a free port
 
 
 def test_gpus_auto_skips_the_gpu_another_projects_running_container_holds(cuda12, cuda11, engine, monkeypatch):

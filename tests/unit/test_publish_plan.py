@@ -10,6 +10,7 @@ real registry cannot be made to fail on cue. No Docker is needed here.
 from __future__ import annotations
 
 import http.server
+import io
 import threading
 from dataclasses import replace
 
@@ -29,7 +30,7 @@ from cudaenv.publish import (
     select_stacks,
     with_retries,
 )
-from cudaenv.registry import RegistryAuthError, RegistryError
+from cudaenv.registry import RegistryAuthError, RegistryClient, RegistryError
 from cudaenv.resolver.model import Constraints, Host
 from cudaenv.resolver.resolve import resolve
 from cudaenv.target import gpu_by_name
@@ -370,3 +371,28 @@ def test_engine_push_errors_are_judged_by_the_engines_own_words():
     assert engine_error_is_transient("net/http: TLS handshake timeout")
     assert not engine_error_is_transient("denied: requested access to the resource is denied")
     assert not engine_error_is_transient("manifest invalid: layer hash-5030aa unknown")
+
+
+class TokenServiceSeen(RegistryClient):
+    """Records the token request instead of sending it: which realm got the Basic credentials."""
+
+    def __init__(self, registry: str):
+        super().__init__(registry, auth=("ci-bot", "pw-7f3a"))
+        self.sent: list[tuple[str, str | None]] = []
+
+    def _open(self, request):
+        self.sent.append((request.full_url, request.get_header("Authorization")))
+        return io.BytesIO(b'{"token": "t0k"}')
+
+
+@pytest.mark.parametrize("realm, gets_credentials", [
+    ("https://auth.example.com/token", True),
+    ("http://registry.example.com:5000/token", True),  # the registry itself
+    ("http://auth.example.com/token", False),  # plain HTTP to another host: never the password
+])
+def test_basic_credentials_reach_a_token_service_only_over_https_or_on_the_registry(realm, gets_credentials):
+    client = TokenServiceSeen("registry.example.com:5000")
+    assert client._token(f'Bearer realm="{realm}",service="registry",scope="repository:ml/base:pull"') == "t0k"
+    [(url, authorization)] = client.sent
+    assert url.startswith(realm + "?")
+    assert (authorization is not None and authorization.startswith("Basic ")) is gets_credentials

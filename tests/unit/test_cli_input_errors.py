@@ -1,0 +1,75 @@
+"""Bad input on the command line and in project files: exit 2, one line naming what was wrong
+and what was expected, no traceback (DESIGN's exit-code contract)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudaenv.resolver import driver as drv
+
+
+def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_DRIVER") and k != "CUDAENV_GPUS"}
+    return subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("resolve", "--torch", "2.6", "--driver", ""), "Invalid value for '--driver': must not be empty"),
+    (("resolve", "--torch", "2.6", "--gpu", " "), "Invalid value for '--gpu': must not be empty"),
+    (("resolve", "--torch", "2.6", "--driver", "550.54.15", "--os", "ubuntu2205"),
+     "os 'ubuntu2205' is not an nvidia/cuda image OS in the matrix; nearest: ubuntu22.04"),
+    (("publish", "--registry", "https://registry.example.com/ml", "--cuda", "12.4"),
+     "--registry 'https://registry.example.com/ml': expected HOST[:PORT]/NAMESPACE without a scheme"),
+    (("publish", "--registry", "team", "--cuda", "12.4"), "--registry 'team': expected HOST[:PORT]/NAMESPACE"),
+    (("publish", "--registry", "127.0.0.1:5000/t", "--base-registry", "mirror", "--cuda", "12.4"),
+     "--base-registry 'mirror': expected HOST[:PORT]/NAMESPACE"),
+    (("matrix", "update", "--index", "file:///srv/pypi"), "--index 'file:///srv/pypi': expected an http(s):// URL"),
+])
+def test_bad_option_values_exit_2_with_one_clear_line(args, expected):
+    proc = cudaenv(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert expected in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_unknown_gpu_in_the_config_names_the_file_and_the_key_to_use(tmp_path: Path):
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "2.6"\n[target]\ndriver = "550.54.15"\n'
+                                           'gpus = ["Quadro Imaginary 9000"]\n')
+    proc = cudaenv("lock", str(tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert f"{tmp_path / 'cudaenv.toml'}: target.gpus: unknown GPU 'Quadro Imaginary 9000'" in proc.stderr
+    assert "target.compute_capabilities" in proc.stderr
+    assert not (tmp_path / "cudaenv.lock").exists()
+
+
+def test_an_empty_driver_in_the_config_is_refused_naming_the_key(tmp_path: Path):
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "2.6"\n[target]\ndriver = " "\n')
+    proc = cudaenv("lock", str(tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert "target.driver" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("pyproject, expected", [
+    ('[project]\nname = "x"\ndependencies = "torch"\n', "project.dependencies: expected a list"),
+    ('[project]\nname = "x"\ndependencies = [3]\n', "project.dependencies: expected requirement strings"),
+    ('[project]\nname = "x"\nrequires-python = "three"\n', "'three' is not a PEP 440 specifier"),
+    ('project = 1\n', "[project] must be a table"),
+])
+def test_init_refuses_a_malformed_pyproject_without_writing_anything(tmp_path: Path, pyproject, expected):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    proc = cudaenv("init", str(tmp_path), "--driver", "550.54.15")
+    assert proc.returncode == 2, proc.stderr
+    assert f"{tmp_path / 'pyproject.toml'}: " in proc.stderr and expected in proc.stderr
+    assert not (tmp_path / "cudaenv.toml").exists()
+
+
+def test_the_driver_requirement_has_one_wording():
+    assert drv.requirement_text("560.28.03", "525.60.13") == \
+        ">= 560.28.03 natively (or >= 525.60.13 through minor-version compatibility)"
+    assert drv.requirement_text("410.48", None) == ">= 410.48 natively"
+    assert drv.requirement_text(None, None) == "unknown to this matrix"
