@@ -26,7 +26,7 @@ def run_options(func):
     func = click.option("--ipc", type=click.Choice(["host", "private", "shareable"]), default=None,
                         help="IPC namespace ('host' instead of a sized /dev/shm).")(func)
     func = click.option("--shm-size", default=None, help="Shared memory size, e.g. 16g (default from cudaenv.toml, 8g).")(func)
-    func = click.option("-p", "--port", "ports", multiple=True, help="Publish a port: CONTAINER or HOST:CONTAINER.")(func)
+    func = click.option("-p", "--port", "ports", multiple=True, help="Publish a port: CONTAINER, HOST:CONTAINER, or ADDRESS:HOST:CONTAINER (e.g. 127.0.0.1:8888:8888 for this machine only).")(func)
     func = click.option("-e", "--env", "env", multiple=True, help="Set NAME=value (or pass NAME through).")(func)
     func = click.option("--name", default=None, help="Container name (default cudaenv-PROJECT-xxxxxx).")(func)
     func = click.option("--gpus", default=None,

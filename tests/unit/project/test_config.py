@@ -122,3 +122,15 @@ def test_cli_exits_2_with_one_line_and_no_traceback(tmp_path):
 def test_missing_configuration_points_at_init(tmp_path):
     with pytest.raises(ConfigError, match="run `cudaenv init"):
         load_project(tmp_path)
+
+
+def test_the_readme_configuration_example_is_a_valid_config(tmp_path: Path):
+    """The README's annotated cudaenv.toml is what newcomers copy: it must load as it stands."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    example = re.search(r"## Configuration\n.*?```toml\n(.+?)\n```", readme, re.S)
+    assert example, "README.md has no ```toml block under ## Configuration"
+    project = load_project(project_dir(tmp_path, example.group(1)))
+    assert project.name == "detector"
+    assert project.run.ports == ("8888", "6006:6006", "127.0.0.1:8080:8080")
