@@ -64,8 +64,15 @@ class Matrix:
         """Every CUDA x.y with a release, ascending."""
         return tuple(sorted({r.xy for r in self.cuda_releases}, key=numeric_key))
 
+    @cached_property
+    def _releases_by_xy(self) -> dict[str, tuple[model.CudaRelease, ...]]:
+        index: dict[str, list[model.CudaRelease]] = {}
+        for release in self.cuda_releases:
+            index.setdefault(release.xy, []).append(release)
+        return {xy: tuple(rows) for xy, rows in index.items()}
+
     def cuda_releases_for(self, xy: str) -> tuple[model.CudaRelease, ...]:
-        return tuple(r for r in self.cuda_releases if r.xy == xy)
+        return self._releases_by_xy.get(xy, ())
 
     def cuda_release(self, version: str) -> model.CudaRelease | None:
         return next((r for r in self.cuda_releases if r.version == version), None)
@@ -114,9 +121,15 @@ class Matrix:
 
     # --- frameworks and images -----------------------------------------------------------------
 
+    @cached_property
+    def _images_by_xy(self) -> dict[str, tuple[model.BaseImage, ...]]:
+        index: dict[str, list[model.BaseImage]] = {}
+        for image in self.images:
+            index.setdefault(major_minor(image.cuda), []).append(image)
+        return {xy: tuple(rows) for xy, rows in index.items()}
 
     def images_for(self, cuda_xy: str) -> tuple[model.BaseImage, ...]:
-        return tuple(i for i in self.images if major_minor(i.cuda) == cuda_xy)
+        return self._images_by_xy.get(cuda_xy, ())
 
 
 def _sort_key(attribute: str):

@@ -44,7 +44,16 @@ def _cudnn_fits(offered: ImageCudnn, need: str) -> bool:
 
 
 def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None) -> BaseChoice | None:
-    """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set)."""
+    """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set).
+    Memoized per matrix: the resolver asks the same question for every candidate build."""
+    memo = matrix.memo.setdefault("images.cuda_base", {})
+    key = (flavor, cuda_xy, cudnn, os_name)
+    if key not in memo:
+        memo[key] = _cuda_base(matrix, flavor, cuda_xy, cudnn=cudnn, os_name=os_name)
+    return memo[key]
+
+
+def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None) -> BaseChoice | None:
     images: list[BaseImage] = sorted(matrix.images_for(cuda_xy), key=lambda i: (not i.removed, numeric_key(i.cuda)),
                                      reverse=True)
     for image in images:
