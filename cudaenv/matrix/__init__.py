@@ -194,7 +194,7 @@ def _load_uncached(shipped: Path, overlays: list[Path]) -> Matrix:
             data = path.read_bytes()
             digest.update(path.name.encode() + b"\0" + data + b"\0")
             files.append(str(path))
-            loaded = load_file(path)
+            loaded = load_file(path, data)
             for attribute, file_rows in loaded.items():
                 spec = next(s for s in FILES[path.name].values() if s.attribute == attribute)
                 bucket = rows.setdefault(attribute, {})

@@ -340,22 +340,28 @@ FILES: dict[str, dict[str, TableSpec]] = {
 }
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path, data: bytes | None = None) -> dict:
+    """The TOML in ``path`` (or in ``data``, its bytes already read), as a one-line MatrixError when
+    it is unreadable, not UTF-8, or not TOML."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        if data is None:
+            data = path.read_bytes()
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MatrixError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(f"{path}: invalid TOML: {exc}") from exc
     except OSError as exc:
         raise MatrixError(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
-def load_file(path: Path) -> dict[str, tuple]:
-    """Rows of one matrix file by Matrix attribute; raises MatrixError on the first problem."""
+def load_file(path: Path, data: bytes | None = None) -> dict[str, tuple]:
+    """Rows of one matrix file by Matrix attribute; raises MatrixError on the first problem.
+    ``data``: the file's bytes when the caller has already read them (to hash them)."""
     specs = FILES.get(path.name)
     if specs is None:
         raise MatrixError(f"{path}: not a matrix file (expected one of {', '.join(sorted(FILES))})")
-    data = read_toml(path)
+    data = read_toml(path, data)
     unknown = sorted(set(data) - set(specs))
     if unknown:
         raise MatrixError(f"{path}: unknown table {unknown[0]!r}{_did_you_mean(unknown[0], specs)}; "

@@ -16,6 +16,7 @@ BROKEN = Path(__file__).resolve().parents[2] / "fixtures" / "matrix-broken"
 CASES = {
     # case directory: fragments the one-line message must contain
     "invalid-toml": ["torch.toml", "invalid TOML"],
+    "not-utf8": ["gpus.toml", "not UTF-8 text", "at byte 39"],
     "unknown-field": ["gpus.toml", "[[gpu]] #1", "name = 'Z100'", "unknown field 'compute_capabilty'",
                       "did you mean 'compute_capability'"],
     "wrong-type": ["tensorflow.toml", "version = '2.99.0'", "field 'python'", 'a list of Python versions like ["3.11"]', "'3.11'"],
