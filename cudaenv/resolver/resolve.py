@@ -28,7 +28,7 @@ from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
 from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, Constraints, Host, Problem, Resolution, Stack
-from cudaenv.versions import major_minor, numeric_key, specifier_contains
+from cudaenv.versions import driver_branch, major_minor, numeric_key, specifier_contains
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
 
@@ -159,20 +159,19 @@ def _cudnn_demands(build: Build) -> list[tuple[str, str]]:
 
 def pin_conflicts(chosen: list[Build]) -> list[tuple[str, Build, str, Build, str]]:
     """nvidia-* pins two builds cannot both satisfy; and, since one environment holds one cuDNN,
-    a cuDNN one build bundles that another's range or pin excludes."""
+    a cuDNN one build bundles that another's range or pin excludes (checked per pair unless the
+    pair's nvidia-cudnn pins already conflict, so one clash is not reported twice)."""
     conflicts = []
     for i, first in enumerate(chosen):
         for second in chosen[i + 1:]:
             mine = dict(first.pins)
-            for name, spec in second.pins:
-                if name in mine and not _pins_compatible(mine[name], spec):
-                    conflicts.append((name, first, mine[name], second, spec))
-            if any(c[0].startswith("nvidia-cudnn") for c in conflicts):
-                continue
-            for _, spec_a in _cudnn_demands(first):
-                for _, spec_b in _cudnn_demands(second):
-                    if not _pins_compatible(spec_a, spec_b):
-                        conflicts.append(("cuDNN", first, spec_a, second, spec_b))
+            pair = [(name, first, mine[name], second, spec) for name, spec in second.pins
+                    if name in mine and not _pins_compatible(mine[name], spec)]
+            if not any(name.startswith("nvidia-cudnn") for name, *_ in pair):
+                pair += [("cuDNN", first, spec_a, second, spec_b)
+                         for _, spec_a in _cudnn_demands(first) for _, spec_b in _cudnn_demands(second)
+                         if not _pins_compatible(spec_a, spec_b)]
+            conflicts += pair
     return conflicts
 
 
@@ -371,7 +370,7 @@ def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
     problems = []
     if host.driver is None:
         return problems
-    branch = numeric_key(host.driver)[0]
+    branch = driver_branch(host.driver)
     for gpu in host.gpus:
         if gpu_rules.driver_supports_architecture(matrix, host.driver, gpu) is not False:
             continue
@@ -402,8 +401,7 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
         if explain and any(p.code == "driver-predates-architecture" for p in fatal):
             needed = smallest_driver(matrix, [constraints], host)
             if needed is not None:
-                fatal.append(Problem("fix-driver", f"upgrade the driver to {driver_wording(needed)}",
-                                     fix=f"upgrade the NVIDIA driver to {driver_wording(needed)}"))
+                fatal.append(_driver_fix(needed))
         return Resolution(stack=None, valid_cuda=(), problems=tuple(fatal))
     ctx = _Context(matrix, constraints, host)
     candidates = candidate_builds(matrix, constraints)
@@ -608,8 +606,7 @@ def _fixes(ctx: _Context) -> list[Problem]:
     if host.driver is not None:
         needed = smallest_driver(m, [c], host)
         if needed is not None:
-            fixes.append(Problem("fix-driver", f"upgrade the driver to {driver_wording(needed)}",
-                                 fix=f"upgrade the NVIDIA driver to {driver_wording(needed)}"))
+            fixes.append(_driver_fix(needed))
     if c.python is not None:
         relaxed = resolve(m, replace(c, python=None), host, explain=False)
         if relaxed.ok:
@@ -639,6 +636,11 @@ def _fixes(ctx: _Context) -> list[Problem]:
             fixes.append(Problem("fix-flavor", f"flavor {c.flavor!r} cannot work here; flavor {relaxed.stack.flavor!r} does",
                                  fix=f"set flavor to {relaxed.stack.flavor}"))
     return fixes
+
+
+def _driver_fix(needed: str) -> Problem:
+    return Problem("fix-driver", f"upgrade the driver to {driver_wording(needed)}",
+                   fix=f"upgrade the NVIDIA driver to {driver_wording(needed)}")
 
 
 def driver_wording(driver: str) -> str:
