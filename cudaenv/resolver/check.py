@@ -49,12 +49,8 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
         mode = drv.driver_mode(matrix, host.driver, stack.cuda, all_datacenter=forward_ok and host.all_datacenter)
         if mode is None:
             support = drv.driver_support(matrix, host.driver)
-            reasons.append(
-                f"driver {host.driver} runs CUDA <= {support.max_native_cuda or 'none'} natively"
-                + (f" (<= {support.max_minor_version_cuda} with minor-version compatibility)"
-                   if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
-                + f"; this stack is CUDA {stack.cuda}: the driver must be "
-                + drv.requirement_text(stack.min_driver, stack.min_driver_compat))
+            reasons.append(f"driver {host.driver} runs {support.cuda_text}; this stack is CUDA {stack.cuda}: the driver "
+                           f"must be {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}")
         elif mode == drv.MINOR_VERSION:
             caveats.append(f"runs through minor-version compatibility: {drv.MINOR_VERSION_LIMITS}")
         elif mode == drv.FORWARD:

@@ -110,6 +110,15 @@ class DriverSupport:
     architectures: tuple[str, ...]
     branch_known: bool
 
+    @property
+    def cuda_text(self) -> str:
+        """``CUDA <= 12.2 natively and <= 12.9 through minor-version compatibility``: one sentence
+        for every message that says what a driver runs."""
+        text = f"CUDA <= {self.max_native_cuda} natively" if self.max_native_cuda else "no CUDA natively"
+        if self.max_minor_version_cuda and self.max_minor_version_cuda != self.max_native_cuda:
+            text += f" and <= {self.max_minor_version_cuda} through minor-version compatibility"
+        return text
+
 
 def driver_support(matrix: Matrix, driver: str) -> DriverSupport:
     native = [xy for xy in matrix.cuda_minors if runs_natively(matrix, driver, xy)]

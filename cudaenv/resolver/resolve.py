@@ -517,14 +517,11 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         runnable = [xy for xy in xys if _mode_for(ctx, xy)[0]]
         if not runnable:
             support = drv.driver_support(m, host.driver)
-            natively = f"CUDA <= {support.max_native_cuda} natively" if support.max_native_cuda else "no CUDA natively"
-            compat = (f" and <= {support.max_minor_version_cuda} through minor-version compatibility"
-                      if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
             wanted = "; ".join(f"{_framework_desc(n, c)} is built for CUDA {_cuda_list(bs)}" for n, bs in candidates.items()) \
                 or f"the CUDA versions allowed need more ({_fmt_versions(xys)})"
             if c.cuda is not None:
                 wanted += f"; of those, CUDA {_spec_text(c.cuda)} (as configured) leaves {_fmt_versions(xys)}"
-            problems.append(Problem("driver-too-old", f"driver {host.driver} supports {natively}{compat}; {wanted}"))
+            problems.append(Problem("driver-too-old", f"driver {host.driver} supports {support.cuda_text}; {wanted}"))
             return problems + _fixes(ctx)
         xys = runnable
 

@@ -198,7 +198,7 @@ def test_too_old_driver_says_which_driver_the_stack_needs(fleet_json):
     result = result_for(fleet_json[1], "470.82.01")
     assert (result["compatible"], result["mode"]) == (False, None)
     (reason,) = result["reasons"]
-    assert "driver 470.82.01" in reason
+    assert "driver 470.82.01 runs CUDA <= 11.4 natively and <= 11.8 through minor-version compatibility" in reason
     assert "CUDA 13.1" in reason
     assert ">= 590.44.01" in reason and ">= 580" in reason
 
