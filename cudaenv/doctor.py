@@ -11,6 +11,8 @@ from pathlib import Path
 from cudaenv.host import HostDetectionError, HostInfo, detect
 from cudaenv.matrix import Matrix
 from cudaenv.resolver.driver import driver_support
+from cudaenv.resolver.gpu import driver_supports_architecture
+from cudaenv.target import identify_gpu
 from cudaenv.versions import driver_branch
 
 CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))
@@ -41,10 +43,7 @@ def _driver_checks(matrix: Matrix, info: HostInfo) -> list[Check]:
     support = driver_support(matrix, info.driver)
     checks.append(Check("NVIDIA driver", True, f"{info.driver} (via {info.source}{module})"))
     reported = f"; the driver reports CUDA {info.cuda_driver_version}" if info.cuda_driver_version else ""
-    compat = (f", up to {support.max_minor_version_cuda} through minor-version compatibility"
-              if support.max_minor_version_cuda and support.max_minor_version_cuda != support.max_native_cuda else "")
-    checks.append(Check("CUDA supported", support.max_native_cuda is not None,
-                        f"up to CUDA {support.max_native_cuda} natively{compat}{reported}",
+    checks.append(Check("CUDA supported", support.max_native_cuda is not None, f"{support.cuda_text}{reported}",
                         None if support.max_native_cuda else "upgrade the driver: the matrix knows no CUDA it runs"))
     branch = matrix.driver_branch(driver_branch(info.driver))
     if branch is None:
@@ -56,21 +55,20 @@ def _driver_checks(matrix: Matrix, info: HostInfo) -> list[Check]:
         detail = f"R{branch.branch}" + (f" ({branch.type})" if branch.type else "") + (f", end of life {eol}" if eol else "")
         checks.append(Check("driver branch", not expired, detail + (" — past end of life" if expired else ""),
                             "move to a supported driver branch (LTSB or production)" if expired else None))
-    for gpu in info.gpus:
-        row = matrix.find_gpu(gpu.name)
-        cc = gpu.compute_capability or (row.compute_capability if row else None)
-        arch = matrix.architecture_of(cc) if cc else None
-        label = f"GPU {gpu.index}"
-        memory = f", {gpu.memory_mib // 1024} GiB" if gpu.memory_mib else ""
-        if cc is None:
-            checks.append(Check(label, False, f"{gpu.name}: compute capability unknown",
+    for found in info.gpus:
+        gpu = identify_gpu(matrix, found)
+        label = f"GPU {found.index}"
+        if gpu is None:
+            checks.append(Check(label, False, f"{found.name}: compute capability unknown",
                                 "add the GPU to a matrix overlay (gpus.toml) or pass --compute-capability"))
             continue
-        supported = branch is None or arch is None or arch.name in branch.architectures
-        checks.append(Check(label, supported, f"{gpu.name}, sm_{cc.replace('.', '')}"
-                            + (f" ({arch.name})" if arch else "") + memory + (f", {gpu.uuid}" if gpu.uuid else ""),
-                            None if supported else f"driver branch R{branch.branch} no longer supports {arch.name} GPUs; "
-                                                   "install an older branch that does"))
+        supported = driver_supports_architecture(matrix, info.driver, gpu) is not False
+        memory = f", {found.memory_mib // 1024} GiB" if found.memory_mib else ""
+        checks.append(Check(label, supported, f"{found.name}, sm_{gpu.compute_capability.replace('.', '')}"
+                            + (f" ({gpu.architecture})" if gpu.architecture else "") + memory
+                            + (f", {found.uuid}" if found.uuid else ""),
+                            None if supported else f"driver branch R{branch.branch} no longer supports "
+                                                   f"{gpu.architecture} GPUs; install an older branch that does"))
     return checks
 
 

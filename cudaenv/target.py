@@ -19,7 +19,7 @@ from cudaenv.resolver.model import Host, TargetGpu
 from cudaenv.versions import is_numeric
 
 if TYPE_CHECKING:  # detection (subprocess, NVML) is imported only when a command detects
-    from cudaenv.host import HostInfo
+    from cudaenv.host import DetectedGpu, HostInfo
 
 
 def check_driver_text(value: str, where: str) -> str:
@@ -86,19 +86,27 @@ def gpu_by_cc(matrix: Matrix, cc: str, *, where: str = "--compute-capability") -
     return TargetGpu(cc, None, arch.name, False)
 
 
+def identify_gpu(matrix: Matrix, found: DetectedGpu) -> TargetGpu | None:
+    """A detected board as the resolver sees it: the capability the driver reports, else the
+    matrix's for its name; None when neither knows it."""
+    row = matrix.find_gpu(found.name)
+    cc = found.compute_capability or (row.compute_capability if row else None)
+    if cc is None:
+        return None
+    arch = matrix.architecture_of(cc)
+    return TargetGpu(cc, row.name if row else found.name, arch.name if arch else None, row.datacenter if row else False)
+
+
 def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str, ...]]:
     """The detected host, and the GPUs that could not be identified (neither the driver nor the
     matrix knows their compute capability: they are left out of every check, and said so)."""
     gpus, unknown = [], []
     for found in info.gpus:
-        row = matrix.find_gpu(found.name)
-        cc = found.compute_capability or (row.compute_capability if row else None)
-        if cc is None:
+        gpu = identify_gpu(matrix, found)
+        if gpu is None:
             unknown.append(found.name)
-            continue
-        arch = matrix.architecture_of(cc)
-        gpus.append(TargetGpu(cc, row.name if row else found.name, arch.name if arch else None,
-                              row.datacenter if row else False))
+        else:
+            gpus.append(gpu)
     return Host(info.driver, tuple(gpus)), tuple(unknown)
 
 

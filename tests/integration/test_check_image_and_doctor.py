@@ -357,7 +357,10 @@ def test_doctor_driver_check_passes_and_names_its_source(doctor_with):
 def test_doctor_derives_the_highest_cuda_from_the_matrix(doctor_with):
     _, payload = doctor_with("r580-h100")
     assert payload["host"]["max_cuda_native"] == "13.0"  # 13.1 needs R590
-    assert check_named(payload, "CUDA supported")["ok"] is True
+    check = check_named(payload, "CUDA supported")
+    assert check["ok"] is True
+    assert check["detail"].startswith("CUDA <= 13.0 natively and <= 13.")  # 13.x through minor-version compatibility
+    assert check["detail"].endswith("; the driver reports CUDA 13.0")
 
 
 def test_doctor_has_one_check_per_gpu_with_its_architecture(doctor_with):
