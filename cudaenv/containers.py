@@ -118,11 +118,14 @@ def choose_gpus(spec: str, engine: Engine) -> GpuChoice:
 
 
 def check_host_driver(matrix: Matrix, stack: dict, driver: str | None, *, datacenter: bool = False) -> str | None:
-    """Why this host's driver cannot run the image's CUDA (None when it can, or is unknown)."""
+    """Why this host's driver cannot run the image's CUDA (None when it can, or is unknown).
+    Forward compatibility counts only for an image that carries cuda-compat and a host whose GPUs
+    are all data-center GPUs (``datacenter``), as in ``resolver.check``."""
     if driver is None:
         return None
     cuda = stack.get("cuda")
-    mode = drv.driver_mode(matrix, driver, cuda, all_datacenter=datacenter or stack.get("driver_compatibility") == "forward")
+    forward = stack.get("driver_compatibility") == drv.FORWARD
+    mode = drv.driver_mode(matrix, driver, cuda, all_datacenter=datacenter and forward)
     if mode is not None:
         return None
     needed = drv.requirement_text(stack.get("min_driver"), stack.get("min_driver_compat"))

@@ -68,12 +68,11 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
 
     if gpu_spec != "none":
-        from cudaenv.host import detect
-        from cudaenv.target import environment_overrides
+        from cudaenv.target import resolve_target
 
-        driver = environment_overrides()[0] or detect().driver
+        host = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=()).host  # CUDAENV_* or detected
         stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
-        problem = check_host_driver(matrix, stack, driver)
+        problem = check_host_driver(matrix, stack, host.driver, datacenter=host.all_datacenter)
         if problem:
             from cudaenv.containers import IncompatibleHost
 

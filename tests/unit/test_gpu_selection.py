@@ -323,6 +323,22 @@ def test_the_same_old_driver_runs_an_older_cuda_image(matrix):
     assert check_host_driver(matrix, CUDA_11_8, "470.82.01") is None
 
 
+CUDA_13_0_FORWARD = {"cuda": "13.0", "min_driver": "580.65.06", "min_driver_compat": "580",
+                     "driver_compatibility": "forward"}
+
+
+def test_a_forward_compatibility_image_runs_on_an_old_branch_only_with_data_center_gpus(matrix):
+    """cuda-compat 13.0 supports R535 (NVIDIA's forward-compatibility matrix), on data-center GPUs only."""
+    assert check_host_driver(matrix, CUDA_13_0_FORWARD, "535.104.05", datacenter=True) is None
+    problem = check_host_driver(matrix, CUDA_13_0_FORWARD, "535.104.05", datacenter=False)
+    assert problem is not None and "535.104.05" in problem and "13.0" in problem
+
+
+def test_data_center_gpus_alone_do_not_make_an_image_forward_compatible(matrix):
+    plain = {k: v for k, v in CUDA_13_0_FORWARD.items() if k != "driver_compatibility"}
+    assert check_host_driver(matrix, plain, "535.104.05", datacenter=True) is not None
+
+
 def test_unknown_driver_is_not_refused(matrix):
     """A build machine without a driver cannot judge; the runtime's own check still applies."""
     assert check_host_driver(matrix, CUDA_12_4, None) is None
