@@ -39,8 +39,6 @@ class GpuChoice:
     held: str  # what the container records as held: "all", "none", "0,1", or "count:2"
 
 
-
-
 def inventory() -> list[tuple[str, str | None]]:
     """(index, UUID) of this host's GPUs: detected, else as many as CUDAENV_GPUS names (no UUIDs)."""
     from cudaenv.host import detect
@@ -148,12 +146,8 @@ def container_name(project: Project) -> str:
     return f"cudaenv-{project.name}-{secrets.token_hex(3)}"
 
 
-
-
-
-
 def build_spec(project: Project, image: str, image_labels: dict, *, command: tuple[str, ...], gpus: GpuChoice,
-               env: dict[str, str], ports: dict[str, int | None], shm_size: str | None, ipc: str | None,
+               env: dict[str, str], ports: dict[str, int | tuple[str, int] | None], shm_size: str | None, ipc: str | None,
                name: str, tty: bool, interactive: bool, ulimits: tuple[str, ...] = ()) -> ContainerSpec:
     user, user_env = run_user()
     stack = json.loads(image_labels.get(LABEL_STACK, "{}") or "{}")
