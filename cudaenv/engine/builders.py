@@ -160,6 +160,14 @@ def _stream(argv: list[str], env: dict[str, str], on_output: OutputCallback | No
     return proc.wait(), lines
 
 
+def ignore_rules(request: BuildRequest) -> str | None:
+    """The build's ignore rules: the request's own, else the context's .dockerignore, else none."""
+    if request.dockerignore_text is not None:
+        return request.dockerignore_text
+    ignore = request.context / ".dockerignore"
+    return ignore.read_text(encoding="utf-8") if ignore.is_file() else None
+
+
 class _DockerfileOnDisk:
     """A path for the request's Dockerfile, writing rendered text to a temporary directory."""
 
@@ -176,12 +184,9 @@ class _DockerfileOnDisk:
         # BuildKit reads "<Dockerfile>.dockerignore" beside a Dockerfile before the context's own
         # .dockerignore: the build's rules (or the project's file) go there, so they apply to an
         # out-of-context Dockerfile and nothing is written into the project.
-        target = Path(self._tmp.name) / "Dockerfile.dockerignore"
-        ignore = self._request.context / ".dockerignore"
-        if self._request.dockerignore_text is not None:
-            target.write_text(self._request.dockerignore_text, encoding="utf-8")
-        elif ignore.is_file():
-            shutil.copyfile(ignore, target)
+        rules = ignore_rules(self._request)
+        if rules is not None:
+            (Path(self._tmp.name) / "Dockerfile.dockerignore").write_text(rules, encoding="utf-8")
         return path
 
     def __exit__(self, *exc: object) -> None:
@@ -232,10 +237,8 @@ class _sdk_context:
             text = request.dockerfile_text
         else:
             text = (request.dockerfile or request.context / "Dockerfile").read_text(encoding="utf-8")
-        rules = request.dockerignore_text
-        if rules is None and (request.context / ".dockerignore").is_file():
-            rules = (request.context / ".dockerignore").read_text(encoding="utf-8")
-        exclude = [line.strip() for line in (rules or "").splitlines() if line.strip() and not line.startswith("#")]
+        exclude = [line.strip() for line in (ignore_rules(request) or "").splitlines()
+                   if line.strip() and not line.startswith("#")]
         self.fileobj = tar(str(request.context), exclude=exclude, dockerfile=(SDK_DOCKERFILE, text), gzip=False)
 
     def __enter__(self):
@@ -249,7 +252,8 @@ def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None)
     """The classic builder through docker-py's low-level API (no BuildKit features)."""
     if request.secrets:
         raise BuildError(
-            "this build needs BuildKit secrets (ca_cert), but no docker CLI with BuildKit was found; "
+            f"this build needs BuildKit secrets ({', '.join(sorted(request.secrets))}: build.ca_cert or index "
+            "credentials), but no docker CLI with BuildKit was found; "
             "install the docker buildx plugin or a docker CLI with BuildKit"
         )
     started = time.monotonic()

@@ -54,14 +54,26 @@ def test_builds_go_through_buildkit_when_a_capable_cli_exists(engine, standin_im
     assert result.builder in {"buildx", "buildkit"}
 
 
-def test_rendered_dockerfile_text_builds_and_honours_dockerignore(engine, standin_image, tag, tmp_path):
-    context = write_context(tmp_path, "unused", {"kept.txt": "kept\n", "secret.env": "TOKEN=abc\n", ".dockerignore": "secret.env\n"})
+@pytest.mark.parametrize("builder", ["cli", "sdk"])
+@pytest.mark.parametrize("rules_from", ["context", "request"])
+def test_rendered_dockerfile_text_builds_and_honours_dockerignore(engine, standin_image, tag, tmp_path, monkeypatch,
+                                                                 builder, rules_from):
+    """The request's ignore rules, else the context's .dockerignore, keep files out with either builder."""
+    if builder == "sdk":
+        monkeypatch.setattr("cudaenv.engine.docker_engine.find_cli_builder", lambda: None)
+    files = {"kept.txt": "kept\n", "secret.env": "TOKEN=abc\n", "other.key": "k\n"}
+    if rules_from == "context":
+        files[".dockerignore"] = "secret.env\n"
+    context = write_context(tmp_path, "unused", files)
     text = f"FROM {standin_image}\nCOPY . /ctx/\n"
-    engine.build(BuildRequest(context=context, tags=(tag,), dockerfile_text=text))
+    rules = "# generated\nsecret.env\n*.key\n" if rules_from == "request" else None
+    result = engine.build(BuildRequest(context=context, tags=(tag,), dockerfile_text=text, dockerignore_text=rules))
+    assert (result.builder == "sdk") is (builder == "sdk")
     run = engine.run(ContainerSpec(image=tag, command=("ls", "/ctx")))
     assert run.exit_code == 0
     assert "kept.txt" in run.output
     assert "secret.env" not in run.output
+    assert ("other.key" in run.output) is (rules_from == "context")
 
 
 def test_failed_build_names_the_failing_step_and_its_output(engine, standin_image, tag, tmp_path):
