@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
 import docker
 import docker.errors
 import docker.types
 import requests.exceptions
-
-from collections.abc import Callable, Mapping, Sequence
 
 from cudaenv.engine import BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, OutputCallback, RunResult
 from cudaenv.engine.builders import build_with_cli, build_with_sdk, find_cli_builder
@@ -97,7 +96,7 @@ def create_kwargs(spec: ContainerSpec) -> dict:
     return kwargs
 
 
-def raise_for_rlimit_error(exc: docker.errors.APIError, spec: ContainerSpec) -> None:
+def raise_for_rlimit_error(exc: docker.errors.APIError, ulimits: Mapping[str, tuple[int, int]]) -> None:
     """runc could not apply a ulimit because the daemon's own hard limit is lower: say which and how."""
     import re
 
@@ -106,7 +105,7 @@ def raise_for_rlimit_error(exc: docker.errors.APIError, spec: ContainerSpec) -> 
         return
     names = {"1": "fsize", "3": "stack", "4": "core", "7": "nofile", "8": "memlock", "6": "nproc"}
     name = names.get(match.group(1), f"type {match.group(1)}")
-    wanted = spec.ulimits.get(name)
+    wanted = ulimits.get(name)
     shown = "unlimited" if wanted and wanted[1] == -1 else (f"{wanted[1]}" if wanted else "?")
     raise EngineError(
         f"Docker cannot give the container ulimit {name}={shown}: the Docker daemon's own hard limit is lower. "
@@ -120,6 +119,17 @@ def raise_for_gpu_error(exc: docker.errors.APIError) -> None:
     text = str(exc)
     if "could not select device driver" in text or "unknown or invalid runtime name: nvidia" in text:
         raise EngineError(NO_NVIDIA_RUNTIME_HELP.format(detail=getattr(exc, "explanation", None) or text)) from exc
+
+
+def start_container(container, ulimits: Mapping[str, tuple[int, int]], what: str) -> None:
+    """Start a created container; the daemon's refusals (no NVIDIA runtime, a ulimit above its
+    own) become errors that say what to do."""
+    try:
+        container.start()
+    except docker.errors.APIError as exc:
+        raise_for_gpu_error(exc)
+        raise_for_rlimit_error(exc, ulimits)
+        raise EngineError(f"could not start {what}: {exc.explanation or exc}") from exc
 
 
 class DockerEngine(Engine):
@@ -148,12 +158,7 @@ class DockerEngine(Engine):
     def run(self, spec: ContainerSpec, *, remove: bool = True, timeout: float | None = None) -> RunResult:
         container = self._create(spec)
         try:
-            try:
-                container.start()
-            except docker.errors.APIError as exc:
-                raise_for_gpu_error(exc)
-                raise_for_rlimit_error(exc, spec)
-                raise EngineError(f"could not start a container from {spec.image!r}: {exc.explanation or exc}") from exc
+            start_container(container, spec.ulimits, f"a container from {spec.image!r}")
             try:
                 status = container.wait(timeout=timeout)
             except requests.exceptions.ReadTimeout as exc:
@@ -200,13 +205,8 @@ class DockerEngine(Engine):
 
     def start(self, container_id: str) -> None:
         container = self._container(container_id)
-        try:
-            container.start()
-        except docker.errors.APIError as exc:
-            raise_for_gpu_error(exc)
-            ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in (container.attrs.get("HostConfig") or {}).get("Ulimits") or []}
-            raise_for_rlimit_error(exc, ContainerSpec(image="", ulimits=ulimits))
-            raise EngineError(f"could not start container {container_id[:12]}: {exc.explanation or exc}") from exc
+        ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in (container.attrs.get("HostConfig") or {}).get("Ulimits") or []}
+        start_container(container, ulimits, f"container {container_id[:12]}")
 
     def stream_output(self, container_id: str, on_output: Callable[[bytes], None]) -> None:
         for chunk in self._container(container_id).logs(stream=True, follow=True, stdout=True, stderr=True):
