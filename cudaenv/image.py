@@ -17,8 +17,9 @@ from cudaenv.engine import BuildRequest
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
-from cudaenv.project.lock import Lock, env_index, netrc_text, read_lock, staleness, strip_credentials
-from cudaenv.render import BuildSettings, build_context, render_dockerfile, render_dockerignore
+from cudaenv.project.lock import (Lock, framework_index, netrc_text, python_index, read_lock, staleness,
+                                  strip_credentials)
+from cudaenv.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
 
@@ -101,18 +102,18 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
                         "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")
     lock_text = project.lock_path.read_text(encoding="utf-8") if project.lock_path.is_file() else ""
-    python_index = env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or lock.python_index
-    framework_index = ((env_index("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index or lock.framework_index)
-                       if lock.framework_index else None)
-    netrc = netrc_text([python_index, framework_index])
+    py_index = python_index(project, lock.python_index)
+    fw_index = framework_index(project, lock.framework_index)
+    netrc = netrc_text([py_index, fw_index])
     if netrc and not buildkit:
         raise UserError("an index URL carries credentials, which reach the build only as a BuildKit secret; "
                         "no BuildKit builder was found (docker buildx, or a docker CLI before 23.0)")
     settings = BuildSettings(
         project=project.name, base_registry=project.build.base_registry,
-        python_index=strip_credentials(python_index), framework_index=strip_credentials(framework_index), netrc=bool(netrc), system_packages=project.build.system_packages,
+        python_index=strip_credentials(py_index), framework_index=strip_credentials(fw_index), netrc=bool(netrc),
+        system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
-        buildkit=buildkit, lock_hash=hashlib.sha256(lock_text.encode()).hexdigest()[:32], published_base=published_base,
+        buildkit=buildkit, lock_hash=lock_hash(lock_text), published_base=published_base,
     )
     dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_compat_branches(matrix, stack.cuda)))
     user_ignore = project.root / ".dockerignore"

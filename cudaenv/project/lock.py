@@ -205,17 +205,17 @@ def netrc_text(urls: list[str | None]) -> str:
     return "".join(lines)
 
 
-def framework_index(project: Project, stack: Stack) -> str | None:
-    """For a stack whose framework has its own index: CUDAENV_FRAMEWORK_INDEX, else [build]
-    framework_index, else that index."""
-    if not stack.index_urls:
+def framework_index(project: Project, own_index: str | None) -> str | None:
+    """For a framework build with its own index (``own_index``: the stack's, or what the lock
+    recorded): CUDAENV_FRAMEWORK_INDEX, else [build] framework_index, else that index."""
+    if not own_index:
         return None
-    return env_index("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index or stack.index_urls[0]
+    return env_index("CUDAENV_FRAMEWORK_INDEX") or project.build.framework_index or own_index
 
 
-def python_index(project: Project) -> str:
-    """CUDAENV_PYTHON_INDEX, else [build] python_index, else PyPI (mirrors, air-gapped sites, tests)."""
-    return env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or PYPI_SIMPLE
+def python_index(project: Project, recorded: str = PYPI_SIMPLE) -> str:
+    """CUDAENV_PYTHON_INDEX, else [build] python_index, else ``recorded`` (PyPI, or the lock's)."""
+    return env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or recorded
 
 
 def uv_binary() -> str:
@@ -239,7 +239,7 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         # indexes go through the environment, not argv: a token in a URL must not show in `ps`
         env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_DEFAULT_INDEX=python_index(project))
         env.pop("UV_INDEX", None)
-        extra = framework_index(project, stack)
+        extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
         if extra:
             env["UV_INDEX"] = extra
         if ca_bundle:
