@@ -27,10 +27,6 @@ LABEL_PROJECT = "io.cudaenv.project"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"
 
 
-def stack_from_lock(lock: Lock) -> Stack:
-    return Stack.from_dict(lock.stack)
-
-
 def build_user_ids() -> tuple[int, int]:
     """The image user's UID/GID: CUDAENV_UID/CUDAENV_GID (as for `run`), else the invoking
     user's, so files the container writes in the project are theirs. Root gets 1000:1000: the
@@ -97,7 +93,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
                published_base: str | None = None) -> ImagePlan:
     """Render the project's Dockerfile from its lock; ``published_base`` starts it FROM a base
     that `cudaenv publish` pushed (see ``cudaenv.publish.find_published_base``)."""
-    stack = stack_from_lock(lock)
+    stack = lock.resolved_stack()
     if project.build.ca_cert and not buildkit:
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
                         "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")
@@ -133,4 +129,4 @@ def published_base_for(project: Project, matrix: Matrix, lock: Lock) -> str | No
         return None
     from cudaenv.publish import find_published_base
 
-    return find_published_base(matrix, stack_from_lock(lock), project.build.base_registry)
+    return find_published_base(matrix, lock.resolved_stack(), project.build.base_registry)

@@ -32,8 +32,8 @@ from cudaenv.errors import BuildError, CudaenvError, UserError
 from cudaenv.matrix import Matrix
 from cudaenv.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
 from cudaenv.render import BuildSettings, build_context, render_dockerfile
-from cudaenv.resolver.driver import forward_compat_branches
-from cudaenv.resolver.model import Constraints, Host, Stack
+from cudaenv.resolver.driver import FORWARD, forward_compat_branches
+from cudaenv.resolver.model import FRAMEWORKS, Constraints, Host, Stack
 from cudaenv.versions import is_numeric, major_minor, numeric_key, parse_specifier, specifier_contains
 
 BASE_REPOSITORY = "cudaenv-base"
@@ -54,7 +54,7 @@ def host_independent(stack: Stack) -> Stack:
     minor-version) is not part of the image — only forward compatibility is (cuda-compat inside)."""
     from dataclasses import replace
 
-    mode = stack.driver_compatibility if stack.driver_compatibility == "forward" else None
+    mode = stack.driver_compatibility if stack.driver_compatibility == FORWARD else None
     return replace(stack, driver_compatibility=mode)
 
 
@@ -76,7 +76,7 @@ def hash_tag(digest: str) -> str:
 
 def readable_tags(stack: Stack) -> tuple[str, ...]:
     """The documented tag scheme; the first is the image's name in reports."""
-    framework = "".join(f"-{n}{v}" for n, v in stack.frameworks if n in ("torch", "tensorflow", "jax", "mxnet"))
+    framework = "".join(f"-{n}{v}" for n, v in stack.frameworks if n in FRAMEWORKS)
     if stack.flavor == "wheels":
         cuda = f"-cu{stack.cuda.replace('.', '')}" if framework else ""
         return (f"py{stack.python}-slim{framework}{cuda}",)
@@ -147,7 +147,7 @@ def select_stacks(matrix: Matrix, *, cuda: str | None, python: str | None, os_na
     for item in frameworks:
         name, sep, version = item.partition("==")
         spec = parse_specifier(version) if sep else None
-        if not sep or spec is None or name not in ("torch", "tensorflow", "jax", "mxnet"):
+        if not sep or spec is None or name not in FRAMEWORKS:
             raise UserError(f"--framework {item!r}: expected NAME==VERSION, e.g. torch==2.6.0")
         framework_specs.append((name, spec))
     if flavor == "wheels" and not framework_specs:
@@ -196,7 +196,7 @@ def stacks_from_projects(directories: tuple[str, ...]) -> list[Stack]:
         lock = read_lock(project.lock_path)
         if lock is None:
             raise UserError(f"{project.root}: no cudaenv.lock; run `cudaenv lock {directory}` first")
-        stacks.append(Stack.from_dict(lock.stack))
+        stacks.append(lock.resolved_stack())
     return stacks
 
 

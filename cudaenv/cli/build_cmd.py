@@ -166,7 +166,7 @@ def _relock(project, matrix):
     click.echo(f"locking {project.name}: resolving the stack and pinning requirements with uv …", err=True)
     result, lock = lock_project(project, matrix)
     if lock is None:
-        reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
+        reasons = "; ".join(result.reasons)
         from cudaenv.errors import NoStackError
 
         raise NoStackError(f"{project.config_path}: no stack fits the configuration: {reasons}")

@@ -58,7 +58,7 @@ def _stack_source(matrix, directory, image, options, hosts=None):
         if not result.ok:  # nothing fits the weakest host: check the best stack anyway, to say why
             result = resolve(matrix, constraints, Host())
         if not result.ok:
-            reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
+            reasons = "; ".join(result.reasons)
             raise UserError(f"the stack flags admit no stack: {reasons}")
         return result.stack, "the stack flags", None
     from cudaenv.project import load_project
@@ -69,11 +69,11 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     project = load_project(directory or ".")
     lock = read_lock(project.lock_path)
     if lock is not None:
-        return Stack.from_dict(lock.stack), str(project.lock_path), str(project.lock_path)
+        return lock.resolved_stack(), str(project.lock_path), str(project.lock_path)
     # the stack `cudaenv lock` would pin: resolved for the project's [target], not for any host
     result = resolve(matrix, project.constraints, project_target(matrix, project).host)
     if not result.ok:
-        reasons = "; ".join(p.message for p in result.problems if not p.code.startswith("fix-"))
+        reasons = "; ".join(result.reasons)
         raise UserError(f"{project.config_path}: the configuration admits no stack: {reasons}")
     return result.stack, f"{project.config_path} (no lock yet)", str(project.config_path)
 

@@ -50,7 +50,7 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, as_
         if unfit:
             click.echo("\ncannot run on this host:")
             for project in unfit:
-                reasons = [p.message for p in project.problems if not p.code.startswith("fix-")]
+                reasons = [p.message for p in project.problems if not p.is_fix]
                 click.echo(f"  {project.name}: {reasons[0] if reasons else 'no stack'}")
             if result.driver_upgrade:
                 click.echo(f"\nupgrade the driver to >= {result.driver_upgrade} and every project fits")

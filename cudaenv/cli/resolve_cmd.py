@@ -9,7 +9,7 @@ from cudaenv.cli.stack_options import constraints_from_options, stack_options
 from cudaenv.cli.target import resolve_target, target_options
 from cudaenv.matrix import load_matrix
 from cudaenv.resolver import driver as drv
-from cudaenv.resolver.model import Constraints, Resolution, Stack
+from cudaenv.resolver.model import FRAMEWORKS, Constraints, Resolution, Stack
 from cudaenv.resolver.resolve import resolve
 
 
@@ -65,8 +65,8 @@ def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as
 def _framework_line(stack: Stack) -> str:
     if not stack.frameworks:
         return "CUDA runtime only (no framework)"
-    main = [f"{n} {v}" for n, v in stack.frameworks if n in ("torch", "tensorflow", "jax", "mxnet")]
-    companions = [f"{n} {v}" for n, v in stack.frameworks if n not in ("torch", "tensorflow", "jax", "mxnet")]
+    main = [f"{n} {v}" for n, v in stack.frameworks if n in FRAMEWORKS]
+    companions = [f"{n} {v}" for n, v in stack.frameworks if n not in FRAMEWORKS]
     return ", ".join(main) + (f" (with {', '.join(companions)})" if companions else "")
 
 
@@ -98,9 +98,9 @@ def render_resolution(result: Resolution, host_line: str) -> str:
             lines.append(f"! {problem.message}" + (f" ({problem.fix})" if problem.fix else ""))
         return "\n".join(lines)
     lines.append("✗ no stack fits:")
-    fixes = [p for p in result.problems if p.code.startswith("fix-")]
+    fixes = [p for p in result.problems if p.is_fix]
     for problem in result.problems:
-        if not problem.code.startswith("fix-"):
+        if not problem.is_fix:
             lines.append(f"  - {problem.message}" + (f" ({problem.fix})" if problem.fix else ""))
     if fixes:
         lines.append("what would fix it:")

@@ -53,6 +53,10 @@ class Lock:
     platform: str
     pinned: tuple[str, ...]
 
+    def resolved_stack(self) -> Stack:
+        """The locked stack as the resolver's value (read_lock has checked that it is one)."""
+        return Stack.from_dict(self.stack)
+
     def as_toml(self) -> str:
         import tomlkit
 

@@ -77,6 +77,11 @@ class Problem:
     message: str
     fix: str | None = None
 
+    @property
+    def is_fix(self) -> bool:
+        """A suggestion ("fix-driver", "fix-python", ...) rather than a reason."""
+        return self.code.startswith("fix-")
+
     def as_dict(self) -> dict:
         data = {"code": self.code, "message": self.message}
         if self.fix:
@@ -175,6 +180,11 @@ class Resolution:
     @property
     def ok(self) -> bool:
         return self.stack is not None
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The problems' messages without the suggested fixes: why there is no stack."""
+        return tuple(p.message for p in self.problems if not p.is_fix)
 
     def as_dict(self) -> dict:
         return {
