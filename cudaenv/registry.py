@@ -19,6 +19,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from cudaenv.errors import CudaenvError
+from cudaenv.references import names_registry
 
 MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.index.v1+json",
@@ -53,7 +54,7 @@ class Reference:
         if not name or "/" in tag:
             name, tag = text, "latest"
         first, _, rest = name.partition("/")
-        if not rest or not ("." in first or ":" in first or first == "localhost"):
+        if not rest or not names_registry(first):
             raise RegistryError(f"{text!r}: expected a reference with a registry, like registry.example.com/team/image:tag")
         return cls(first, rest, tag)
 
@@ -166,16 +167,6 @@ class RegistryClient:
         except OSError as exc:
             raise RegistryError(f"{self.registry}: unreachable ({exc.__class__.__name__}: "
                                 f"{getattr(exc, 'reason', exc)})", transient=True) from exc
-
-    def tags(self, repository: str) -> list[str]:
-        try:
-            with self.request("GET", f"{repository}/tags/list") as response:
-                return sorted(json.load(response).get("tags") or [])
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return []
-            raise RegistryError(f"{self.registry}: listing {repository} failed (HTTP {exc.code})",
-                                transient=exc.code >= 500) from exc
 
 
 def push_auth_config(registry: str) -> dict | None:

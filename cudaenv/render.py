@@ -19,6 +19,7 @@ import shlex
 from dataclasses import dataclass
 
 from cudaenv import __version__
+from cudaenv.references import with_registry
 from cudaenv.resources import templates_dir
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver.model import Stack
@@ -49,21 +50,6 @@ def dockerquote(value) -> str:
     text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
     text = text.replace("\r", "").replace("\n", "\\n")
     return f'"{text}"'
-
-
-def with_registry(reference: str, registry: str) -> str:
-    """Re-home an image reference under a mirror: ``nvidia/cuda:x`` -> ``REG/nvidia/cuda:x``,
-    ``python:3.11-slim`` -> ``REG/library/python:3.11-slim``, ``ghcr.io/a/b:t`` -> ``REG/a/b:t``."""
-    if not registry:
-        return reference
-    first, _, rest = reference.partition("/")
-    if rest and ("." in first or ":" in first or first == "localhost"):
-        path = rest
-    elif not rest:
-        path = f"library/{reference}"
-    else:
-        path = reference
-    return f"{registry.rstrip('/')}/{path}"
 
 
 def uv_version() -> str:

@@ -25,7 +25,8 @@ import pytest
 
 from cudaenv.engine import ContainerSpec
 from cudaenv.image import LABEL_INPUTS, build_user_ids
-from cudaenv.render import render_dockerignore, with_registry
+from cudaenv.references import with_registry
+from cudaenv.render import render_dockerignore
 from cudaenv.resolver.model import Stack
 from tests.support.package_index import serve_index
 

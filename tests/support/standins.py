@@ -13,7 +13,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from cudaenv.render import UV_IMAGE, uv_version, with_registry
+from cudaenv.references import with_registry
+from cudaenv.render import UV_IMAGE, uv_version
 
 
 class StandinRegistry:
