@@ -173,7 +173,10 @@ def read_config_file(path: Path) -> tuple[dict, str]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if path.name == "pyproject.toml":
-        tool = data.get("tool", {}).get("cudaenv")
+        tools = data.get("tool", {})
+        if not isinstance(tools, dict):
+            raise ConfigError(f"{path}: tool: expected a table ([tool.*] sections), got {tools!r}")
+        tool = tools.get("cudaenv")
         if tool is None:
             return {}, f"{path} [tool.cudaenv]"
         if not isinstance(tool, dict):

@@ -77,6 +77,17 @@ def test_pyproject_tool_table_is_read_when_there_is_no_cudaenv_toml(tmp_path):
     assert project.config_path.name == "pyproject.toml"
 
 
+@pytest.mark.parametrize("text, expected", [
+    ('tool = "black"\n', "tool: expected a table"),
+    ('[tool]\ncudaenv = 3\n', "tool.cudaenv: expected a table"),
+])
+def test_a_pyproject_whose_tool_is_not_a_table_is_a_config_error(tmp_path, text, expected):
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(ConfigError, match=expected) as caught:
+        load_project(tmp_path)
+    assert str(caught.value).startswith(str(tmp_path / "pyproject.toml"))
+
+
 BAD = {
     "invalid TOML": ("[project\nname = 'x'\n", ["cudaenv.toml", "invalid TOML"]),
     "unknown key": ("[project]\nnmae = 'x'\n", ["unknown key 'project.nmae'", "did you mean 'name'"]),
