@@ -223,12 +223,11 @@ def update(frameworks: tuple[str, ...], write: bool, check: bool, matrix_dir: Pa
     nvidia-* pins and companion requirements from the wheel's METADATA. Curated fields (CUDA
     variants, SM lists) are left alone; new releases are added with what PyPI establishes.
     """
-    import re
-
     from cudaenv.matrix.update import update_framework
+    from cudaenv.project.config import INDEX_URL
     from cudaenv.resources import matrix_dir as shipped_dir
 
-    if not re.fullmatch(r"https?://[^\s'\"]+", index):
+    if not INDEX_URL.fullmatch(index):
         raise UserError(f"--index {index!r}: expected an http(s):// URL of a PyPI-compatible index")
     index = index.rstrip("/")
 

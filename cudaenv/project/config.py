@@ -42,6 +42,8 @@ IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SHM_SIZE = re.compile(r"^\d+(?:\.\d+)?[bkmgBKMG]?$")
 REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+# a package index: http(s), nothing a shell, TOML string or netrc line could be split at (use fullmatch)
+INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
 
 
 class ConfigError(UserError):
@@ -243,7 +245,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     indexes = {}
     for key in ("python_index", "framework_index"):
         value = (reader.str(build, "build", key, "") or "").strip()
-        if value and not re.fullmatch(r"https?://[^\s'\"]+", value):
+        if value and not INDEX_URL.fullmatch(value):
             raise reader.fail(f"build.{key}", "an http(s):// URL of a PEP 503 simple index", value)
         indexes[key] = value
     ca_text = reader.str(build, "build", "ca_cert", "") or ""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.project.config import Project
+from cudaenv.project.config import INDEX_URL, Project
 from cudaenv.resolver.model import Stack
 
 if sys.version_info >= (3, 11):
@@ -96,11 +96,8 @@ class Lock:
         return tomlkit.dumps(doc)
 
 
-INDEX_URL = re.compile(r"^https?://[^\s'\"\\]+$")
-
-
 def check_index_url(value: str | None, where: str) -> str | None:
-    if value is not None and not INDEX_URL.match(value):
+    if value is not None and not INDEX_URL.fullmatch(value):
         raise UserError(f"{where}: expected an http(s):// URL of a package index, got {value!r}")
     return value
 

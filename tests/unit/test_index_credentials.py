@@ -7,6 +7,8 @@ import os
 import stat
 from dataclasses import replace
 
+import pytest
+
 from cudaenv.image import plan_image
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
@@ -74,3 +76,13 @@ def test_without_credentials_there_is_no_netrc(tmp_path):
 def test_netrc_has_one_entry_per_host():
     text = netrc_text([INDEX, INDEX, "https://other.example/simple", None])
     assert text.count("machine pypi.corp.example") == 1 and "other.example" not in text
+
+
+def test_an_index_from_the_environment_with_a_trailing_newline_is_refused(monkeypatch):
+    """`$` would let "...simple\\n" through a regex; the check matches the whole value."""
+    from cudaenv.errors import UserError
+    from cudaenv.project.lock import env_index
+
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", "https://pypi.corp.example/simple\n")
+    with pytest.raises(UserError, match="CUDAENV_PYTHON_INDEX: expected an http"):
+        env_index("CUDAENV_PYTHON_INDEX")

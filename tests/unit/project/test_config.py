@@ -105,6 +105,7 @@ BAD = {
     "bad shm": ("[run]\nshm_size = 'lots'\n", ["run.shm_size", "a size like 8g"]),
     "bad gpus": ("[run]\ngpus = 'some'\n", ["run.gpus", "all, none, auto"]),
     "bad ulimit": ("[run]\nulimits = { memlok = -1 }\n", ["unknown ulimit 'memlok'", "did you mean 'memlock'"]),
+    "index with a backslash": ('[build]\npython_index = "https://pypi.example/\\\\simple"\n', ["build.python_index", "http(s):// URL"]),
     "missing ca cert": ("[build]\nca_cert = 'corp-ca.pem'\n", ["build.ca_cert", "'corp-ca.pem' does not exist"]),
 }
 
