@@ -97,9 +97,10 @@ def _requirement_lines(path: Path, root: Path, seen: set[Path]) -> list[tuple[st
 
 def _from_requirements(root: Path, detected: Detected) -> None:
     files = sorted(p for p in root.glob("requirements*.txt") if p.is_file())
+    seen: set[Path] = set()  # shared: requirements-dev.txt's "-r requirements.txt" is not read twice
     for path in files:
         detected.requirement_files.append(path.name)
-        for line, origin in _requirement_lines(path, root, set()):
+        for line, origin in _requirement_lines(path.resolve(), root, seen):
             try:
                 requirement = Requirement(line)
             except InvalidRequirement:

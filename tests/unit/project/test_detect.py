@@ -16,6 +16,15 @@ def test_requirements_files_give_framework_pins_and_the_rest(tmp_path):
     assert found.requirement_files == ["requirements-extra.txt", "requirements.txt"]
 
 
+def test_a_file_included_by_another_is_read_once(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch>=2.4\nnumpy\n")
+    (tmp_path / "requirements-dev.txt").write_text("-r requirements.txt\npytest\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": ">=2.4"}
+    assert found.found == ["torch>=2.4 (requirements.txt)"]
+    assert sorted(found.other_requirements) == ["numpy", "pytest"]
+
+
 def test_local_version_label_names_the_cuda(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch==2.1.0+cu118\n")
     found = detect_project(tmp_path)
