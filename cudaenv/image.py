@@ -17,8 +17,7 @@ from cudaenv.engine import BuildRequest
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
-from cudaenv.project.lock import (Lock, framework_index, netrc_text, python_index, read_lock, staleness,
-                                  strip_credentials)
+from cudaenv.project.lock import Lock, framework_index, netrc_text, python_index, strip_credentials
 from cudaenv.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
@@ -76,17 +75,6 @@ class ImagePlan:
             build_args={"CUDAENV_UID": str(uid), "CUDAENV_GID": str(gid)},
             labels={LABEL_INPUTS: self.inputs_hash}, secrets=secrets, no_cache=no_cache, pull=pull, network=network,
         )
-
-
-def current_lock(project: Project, matrix: Matrix) -> tuple[Lock | None, list[str]]:
-    """The project's lock and why it is stale (empty list: current)."""
-    from cudaenv.resolver.resolve import resolve
-    from cudaenv.target import project_target
-
-    lock = read_lock(project.lock_path)
-    target = project_target(matrix, project)
-    result = resolve(matrix, project.constraints, target.host, explain=False)
-    return lock, staleness(lock, project, result.stack, matrix.revision)
 
 
 def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,

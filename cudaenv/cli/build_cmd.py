@@ -34,7 +34,8 @@ def dockerfile(directory: Path, no_buildkit: bool) -> None:
     It is rendered from cudaenv.lock; when the lock is missing or stale, run `cudaenv lock`
     first (`cudaenv build` does that by itself).
     """
-    from cudaenv.image import current_lock, plan_image, published_base_for
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.project.lock import current_lock
 
     project = load_project(directory)
     matrix = load_matrix()
@@ -135,7 +136,8 @@ def report_build_error(exc: BuildError) -> None:
 def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False, pull=False, network=None,
                   no_buildkit=False):
     """Lock when needed, render, build; (ImagePlan, BuildResult). Raises BuildError on failure."""
-    from cudaenv.image import current_lock, plan_image, published_base_for
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.project.lock import current_lock
 
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:

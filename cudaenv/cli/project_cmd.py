@@ -103,14 +103,12 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
     The lock is for the configured [target] (not this machine). With --check nothing is
     written: exit 0 when the lock is current, 1 when it is stale (what CI runs).
     """
-    from cudaenv.project.lock import lock_project, read_lock, staleness, write_atomically
+    from cudaenv.project.lock import current_lock, lock_project, write_atomically
 
     project = load_project(directory)
     matrix = load_matrix()
-    target = project_target(matrix, project)
     if check:
-        result = resolve(matrix, project.constraints, target.host, explain=False)
-        reasons = staleness(read_lock(project.lock_path), project, result.stack, matrix.revision)
+        _lock, reasons = current_lock(project, matrix)
         if as_json:
             emit_json({"ok": not reasons, "lock": str(project.lock_path), "stale": reasons})
         else:
@@ -125,7 +123,7 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
         if as_json:
             emit_json({"ok": False, "lock": None, "resolution": result.as_dict()})
         else:
-            click.echo(render_resolution(result, target.describe()))
+            click.echo(render_resolution(result, project_target(matrix, project).describe()))
         click.get_current_context().exit(1)
     pinned = lock_value.pinned
     write_atomically(project.lock_path, lock_value.as_toml())

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from cudaenv.cli.output import emit_json, json_option, table
-from cudaenv.errors import BuildError, CudaenvError, UserError
+from cudaenv.errors import BuildError, CudaenvError
 
 DIRECTORY = click.argument("directory", required=False, default=".",
                            type=click.Path(file_okay=False, exists=True, path_type=Path))
@@ -40,7 +40,8 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
     from cudaenv.runopts import parse_env, parse_ports
     from cudaenv.engine import get_engine
-    from cudaenv.image import current_lock, plan_image, published_base_for
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.project.lock import current_lock
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
 

@@ -310,6 +310,17 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
     return reasons
 
 
+def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
+    """The project's lock and why it is stale (empty list: current)."""
+    from cudaenv.resolver.resolve import resolve
+    from cudaenv.target import project_target
+
+    lock = read_lock(project.lock_path)
+    target = project_target(matrix, project)
+    result = resolve(matrix, project.constraints, target.host, explain=False)
+    return lock, staleness(lock, project, result.stack, matrix.revision)
+
+
 def lock_project(project: Project, matrix) -> tuple:
     """Resolve the project for its configured target and pin its requirements.
 
