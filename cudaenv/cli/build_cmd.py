@@ -152,12 +152,7 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
     with tempfile.TemporaryDirectory(prefix="cudaenv-secrets-") as secrets_dir:  # 0700, removed after the build
         request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network,
                                secrets_dir=Path(secrets_dir))
-        if no_buildkit:
-            from cudaenv.engine.builders import build_with_sdk
-
-            result = build_with_sdk(engine.client.api, request, progress)
-        else:
-            result = engine.build(request, progress)
+        result = engine.build(request, progress, classic=no_buildkit)
     progress.close()
     return plan, result
 

@@ -110,8 +110,10 @@ class Engine(abc.ABC):
     name: str = "engine"
 
     @abc.abstractmethod
-    def build(self, request: BuildRequest, on_output: OutputCallback | None = None) -> BuildResult:
-        """Build an image; stream progress lines to ``on_output``; raise BuildError on failure."""
+    def build(self, request: BuildRequest, on_output: OutputCallback | None = None, *,
+              classic: bool = False) -> BuildResult:
+        """Build an image; stream progress lines to ``on_output``; raise BuildError on failure.
+        ``classic`` asks for the engine's builder without BuildKit even when BuildKit is there."""
 
     @abc.abstractmethod
     def run(self, spec: ContainerSpec, *, remove: bool = True, timeout: float | None = None) -> RunResult:

@@ -139,9 +139,10 @@ class DockerEngine(Engine):
     def client(self) -> docker.DockerClient:
         return connect()
 
-    def build(self, request: BuildRequest, on_output: OutputCallback | None = None) -> BuildResult:
+    def build(self, request: BuildRequest, on_output: OutputCallback | None = None, *,
+              classic: bool = False) -> BuildResult:
         _ = self.client  # fail early, with the engine's own message, if the daemon is unreachable
-        builder = find_cli_builder()
+        builder = None if classic else find_cli_builder()
         if builder is not None:
             return build_with_cli(builder, request, on_output)
         return build_with_sdk(self.client.api, request, on_output)
