@@ -82,7 +82,7 @@ def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=N
     """The hosts to check: --driver values (a fleet); else the project's [target]; else this
     machine (or the CUDAENV_* declaration)."""
     from cudaenv.resolver.model import Host
-    from cudaenv.target import resolve_target
+    from cudaenv.target import check_driver_text, resolve_target
 
     if not drivers and not gpus and not compute_capabilities and project_dir is not None:
         from cudaenv.project import load_project
@@ -95,8 +95,7 @@ def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=N
                                    compute_capabilities=target.compute_capabilities, detect=False).host]
     if drivers:
         base = resolve_target(matrix, driver=drivers[0], gpus=gpus, compute_capabilities=compute_capabilities)
-        return [Host(resolve_target(matrix, driver=d, gpus=(), compute_capabilities=()).host.driver, base.host.gpus)
-                for d in drivers]
+        return [Host(check_driver_text(d, "--driver"), base.host.gpus) for d in drivers]
     target = resolve_target(matrix, driver=None, gpus=gpus, compute_capabilities=compute_capabilities, detect=not no_detect)
     return [target.host]
 

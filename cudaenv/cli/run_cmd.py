@@ -181,9 +181,9 @@ def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits) ->
 
 
 def _find_container(engine, name: str):
-    from cudaenv.containers import LABEL_MANAGED, find_container
+    from cudaenv.containers import find_container, project_containers
 
-    return find_container(engine.containers(f"{LABEL_MANAGED}=true"), name)
+    return find_container(project_containers(engine), name)
 
 
 @click.command("exec", context_settings={"ignore_unknown_options": True})
