@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -120,7 +120,7 @@ def _find(m: Matrix, kind: str, wanted: str):
 
 
 @matrix.command("show")
-@click.argument("kind", type=click.Choice(sorted([*KINDS, "driver"]), case_sensitive=False))
+@click.argument("kind", type=KIND_NAMES)
 @click.argument("name")
 @json_option
 def show(kind: str, name: str, as_json: bool) -> None:
