@@ -65,7 +65,6 @@ def parse_proc_version(text: str) -> tuple[str, str]:
 def from_kernel(root: Path = Path("/")) -> HostInfo | None:
     sysfs = root / "sys" / "module" / "nvidia" / "version"
     proc = root / "proc" / "driver" / "nvidia" / "version"
-    kernel_module = None
     if proc.is_file():
         version, kernel_module = parse_proc_version(proc.read_text(errors="replace"))
         return HostInfo(driver=version, source="proc", kernel_module=kernel_module)

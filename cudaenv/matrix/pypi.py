@@ -26,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError
+from cudaenv.versions import numeric_key
 
 USER_AGENT = f"cudaenv/{__version__} (matrix update)"
 LINUX_X86_64 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
@@ -113,7 +114,7 @@ def linux_wheels(project: dict, minimum: str | None = None) -> dict[str, list[Wh
 
 def python_versions(wheels: list[WheelFile]) -> list[str]:
     found = {w.python for w in wheels if w.python}
-    return sorted(found, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return sorted(found, key=numeric_key)
 
 
 def first_upload(wheels: list[WheelFile]) -> str:
@@ -227,12 +228,16 @@ def nvidia_pins(reqs: list[Requirement]) -> dict[str, str]:
     return {r.name: str(r.specifier) for r in reqs if r.name.startswith("nvidia-") or r.name == "cuda-toolkit"}
 
 
+def pinned_version(spec: str) -> str:
+    """The version a pin names first: ``==9.1.0.70`` -> ``9.1.0.70``, ``>=12.6,<13`` -> ``12.6``."""
+    return spec.lstrip("=<>~!").split(",")[0]
+
+
 def cuda_of_pins(pins: dict[str, str]) -> str | None:
     """CUDA x.y from an ``nvidia-cuda-runtime-cuXX`` pin: ``==12.4.127`` -> ``12.4``."""
     for name, spec in pins.items():
         if name.startswith("nvidia-cuda-runtime") or name == "cuda-toolkit":
-            version = spec.lstrip("=<>~!").split(",")[0]
-            parts = version.split(".")
+            parts = pinned_version(spec).split(".")
             if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
                 return f"{parts[0]}.{parts[1]}"
     return None

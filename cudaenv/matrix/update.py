@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime
 import difflib
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from tomlkit.items import AoT, Table
 
 from cudaenv.matrix import pypi
 from cudaenv.matrix.pypi import Fetch, WheelFile
+from cudaenv.versions import numeric_key
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def _source(package: str, version: str, today: str) -> str:
 
 
 def _metadata_of(wheels: list[WheelFile], fetch: Fetch) -> str:
-    newest = max(wheels, key=lambda w: tuple(int(p) for p in (w.python or "0.0").split(".")))
+    newest = max(wheels, key=lambda w: numeric_key(w.python or "0.0"))
     return pypi.wheel_metadata(newest.url, fetch)
 
 
@@ -80,7 +81,7 @@ def tensorflow_facts(version: str, wheels: list[WheelFile], fetch: Fetch, today:
 def tensorflow_new_row(version: str, facts: dict, today: str) -> dict | None:
     pins = facts.get("and_cuda") or {}
     cuda = pypi.cuda_of_pins(pins)
-    cudnn = next((s.lstrip("=<>~!").split(",")[0] for n, s in pins.items() if n.startswith("nvidia-cudnn")), None)
+    cudnn = next((pypi.pinned_version(s) for n, s in pins.items() if n.startswith("nvidia-cudnn")), None)
     if not cuda or not cudnn:
         return None  # CUDA and cuDNN must come from TensorFlow's tested configurations: curate by hand
     row = {"version": version, **{k: v for k, v in facts.items() if k != "and_cuda"}}

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cudaenv.matrix.gpus import normalize_gpu_name
 from cudaenv.errors import MatrixError
-from cudaenv.versions import major_minor, specifier_contains
+from cudaenv.matrix.gpus import normalize_gpu_name
+from cudaenv.versions import major_minor, numeric_key, specifier_contains
 
 if TYPE_CHECKING:
     from cudaenv.matrix import Matrix
@@ -35,7 +35,7 @@ def check_cross_references(m: "Matrix") -> None:
     def need_cuda(where: str, field: str, xy: str) -> None:
         if xy not in cuda_xy:
             raise MatrixError(f"{where}: field {field!r}: CUDA {xy} is not a release in cuda.toml "
-                              f"(known: {', '.join(sorted(cuda_xy, key=lambda v: tuple(map(int, v.split('.')))))})")
+                              f"(known: {', '.join(sorted(cuda_xy, key=numeric_key))})")
 
     def need_cudnn(where: str, field: str, version: str, cuda: str) -> None:
         supported = m.cudnn_supports_cuda(version, cuda)
