@@ -87,6 +87,11 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     return engine, container_id, spec.name
 
 
+# How long a finished container's remaining output may take to arrive before it is removed (a busy
+# daemon can take seconds to serve the last log lines; removing first would lose them silently).
+OUTPUT_DRAIN_SECONDS = 60.0
+
+
 def _foreground(engine, container_id: str) -> int:
     """Start, stream output, propagate signals, and remove the container whatever happens."""
     interrupts = 0
@@ -115,7 +120,10 @@ def _foreground(engine, container_id: str) -> int:
                 if interrupts > 1:
                     return 130
                 raise
-        streamer.join(timeout=5)
+        streamer.join(timeout=OUTPUT_DRAIN_SECONDS)  # the log stream ends when the container has exited
+        if streamer.is_alive():
+            click.echo(f"cudaenv: warning: the container's output was still streaming after "
+                       f"{OUTPUT_DRAIN_SECONDS:g} s; what is shown may be incomplete", err=True)
         return code
     finally:
         for s, handler in previous.items():
