@@ -146,18 +146,16 @@ def from_nvidia_smi(binary: str | None = None) -> HostInfo | None:
 
 
 def from_nvml() -> HostInfo | None:
-    try:
-        import pynvml  # nvidia-ml-py
-    except ImportError:
+    from cudaenv.monitor.nvml import load_module, text
+
+    pynvml = load_module()  # nvidia-ml-py, or the test stand-in CUDAENV_NVML_MODULE names
+    if pynvml is None:
         return None
     try:
         pynvml.nvmlInit()
     except Exception:  # libnvidia-ml missing or no driver: NVML's own error types vary by version
         return None
     try:
-        def text(value):
-            return value.decode() if isinstance(value, bytes) else value
-
         driver = text(pynvml.nvmlSystemGetDriverVersion())
         cuda = pynvml.nvmlSystemGetCudaDriverVersion()
         gpus = []

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "exec": ("cudaenv.cli.run_cmd:exec_command", "Run a command in a running cudaenv container."),
     "ps": ("cudaenv.cli.run_cmd:ps", "List cudaenv containers: project, stack, GPUs, status, uptime."),
     "stop": ("cudaenv.cli.run_cmd:stop", "Stop and remove a project's containers."),
+    "top": ("cudaenv.cli.top_cmd:top", "GPU use per container: utilization, memory, power, temperature."),
     "check": ("cudaenv.cli.check_cmd:check", "Check a stack (project, image or flags) against hosts or a fleet."),
     "doctor": ("cudaenv.cli.check_cmd:doctor", "Report this host: driver, GPUs, Docker, NVIDIA runtime, BuildKit."),
     "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),

@@ -232,6 +232,26 @@ def _human(seconds: int | None) -> str:
     return f"{seconds}s"
 
 
+def _gpu_memory_by_container() -> dict[str, dict[int, int]] | None:
+    """12-digit container ID -> {GPU index: MiB} from NVML; None where NVML is not there (checked
+    cheaply first, so hosts without an NVIDIA driver never import it)."""
+    from cudaenv.monitor.nvml import NvmlUnavailable, probably_available, session
+
+    if not probably_available():
+        return None
+    from cudaenv.monitor.sample import memory_by_container, take_sample
+
+    try:
+        with session() as nvml:
+            return memory_by_container(take_sample(nvml, None))
+    except NvmlUnavailable:
+        return None
+
+
+def _gpu_memory_cell(usage: dict[str, int]) -> str:
+    return ", ".join(f"GPU {index}: {mib} MiB" for index, mib in usage.items()) or "-"
+
+
 @click.command("ps")
 @click.option("-a", "--all", "show_all", is_flag=True, help="Include exited containers.")
 @json_option
@@ -241,6 +261,7 @@ def ps(show_all: bool, as_json: bool) -> None:
     from cudaenv.engine import get_engine
 
     rows = []
+    gpu_memory = _gpu_memory_by_container()
     for c in project_containers(get_engine()):
         if c.status != "running" and not show_all:
             continue
@@ -252,6 +273,8 @@ def ps(show_all: bool, as_json: bool) -> None:
             "gpus": c.labels.get(LABEL_GPUS, "none"), "status": c.status, "exit_code": c.exit_code,
             "uptime_seconds": uptime, "image": c.image,
         })
+        if gpu_memory is not None:  # only where NVML answers: "no GPU memory" and "cannot tell" differ
+            rows[-1]["gpu_memory_mib"] = {str(i): mib for i, mib in sorted(gpu_memory.get(c.id[:12], {}).items())}
     rows.sort(key=lambda r: (r["project"] or "", r["name"]))
     if as_json:
         emit_json({"containers": rows})
@@ -259,9 +282,11 @@ def ps(show_all: bool, as_json: bool) -> None:
     if not rows:
         click.echo("no cudaenv containers" + ("" if show_all else " running (-a shows exited ones)"))
         return
-    click.echo(table(("NAME", "PROJECT", "STACK", "GPUS", "STATUS", "UPTIME"), [
+    headers = ("NAME", "PROJECT", "STACK", "GPUS", "STATUS", "UPTIME") + (("GPU MEM",) if gpu_memory is not None else ())
+    click.echo(table(headers, [
         (r["name"], r["project"], ", ".join(f"{k} {v}" for k, v in r["frameworks"].items()) + f" | CUDA {r['cuda']}",
          r["gpus"], r["status"] + (f" ({r['exit_code']})" if r["exit_code"] is not None else ""), _human(r["uptime_seconds"]))
+        + ((_gpu_memory_cell(r["gpu_memory_mib"]),) if gpu_memory is not None else ())
         for r in rows
     ]))
 
