@@ -5,7 +5,7 @@
 #  1. a virtualenv (.venv) with cudaenv and its test dependencies;
 #  2. a Docker engine: a reachable one is used as is; otherwise Debian's docker.io is installed
 #     and dockerd started detached (it keeps running after the suite, like any system daemon);
-#  3. debootstrap and docker-registry, which the suite's fixtures use;
+#  3. debootstrap, docker-registry and tmux, which the suite's fixtures and terminal tests use;
 #  4. stand-in base images (a debootstrapped Debian with python3, `docker import`ed), cached by
 #     tag: a second run reuses them;
 #  5. pytest. The local registry is started and stopped by the suite's fixtures.
@@ -80,6 +80,7 @@ ensure_tools() {
     [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
     command -v docker-registry >/dev/null || missing+=(docker-registry)
     command -v docker >/dev/null || missing+=(docker.io)
+    command -v tmux >/dev/null || missing+=(tmux)  # `cudaenv top` is tested in a real terminal
     if [ ${#missing[@]} -gt 0 ]; then
         apt_install "${missing[@]}"
     fi

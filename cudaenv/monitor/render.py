@@ -33,14 +33,15 @@ def _gpu_lines(reading) -> list[str]:
 
 
 def _owner_line(group: Group) -> str:
+    """Memory first, so a narrow terminal cuts the stack words, never the number."""
     owner = group.owner
     if owner.kind == "cudaenv":
-        label = f"cudaenv  {owner.project or '?'}  {owner.name}" + (f"  ({owner.stack})" if owner.stack else "")
+        label = f"cudaenv {owner.project or '?'}  {owner.name}" + (f"  {owner.stack}" if owner.stack else "")
     elif owner.kind == "container":
         label = f"other container  {owner.runtime} {owner.name or owner.id}"
     else:
-        label = "host processes (not in a container)"
-    return f"  {label}: {_mib(group.used_memory_mib)}"
+        label = "host (not in a container)"
+    return f"  {_mib(group.used_memory_mib):>10}  {label}"
 
 
 def render(sample: Sample, width: int = 120) -> list[str]:
@@ -57,7 +58,7 @@ def render(sample: Sample, width: int = 120) -> list[str]:
         for group in gpu.groups:
             lines.append(_owner_line(group))
             for process in group.processes:
-                lines.append(f"      {process.pid:>7}  {(process.command or '?'):<16} {_mib(process.used_memory_mib):>10}"
+                lines.append(f"  {_mib(process.used_memory_mib):>10}    pid {process.pid:<8} {process.command or '?'}"
                              + ("  (graphics)" if process.kind == "graphics" else ""))
         lines.append("")
     return [line[:width] for line in lines]
