@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -51,6 +52,10 @@ def _live(take, interval: float) -> None:
             if screen.getch() in (ord("q"), ord("Q")):
                 return
 
+    # ncurses prefers LINES/COLUMNS over the terminal's real size, and a stale pair (exported by
+    # some shells, or inherited) would pin the screen and ignore resizes
+    for name in ("LINES", "COLUMNS"):
+        os.environ.pop(name, None)
     curses.wrapper(loop)
 
 
