@@ -124,13 +124,6 @@ def take_sample(nvml: ModuleType, lookup_containers: ContainerLookup | None, pro
     return Sample(time=now, driver=driver, gpus=tuple(gpus), notes=tuple(notes))
 
 
-def engine_containers() -> Mapping[str, ContainerInfo]:
-    """Every container the engine runs, by full ID (cudaenv's carry their labels)."""
-    from cudaenv.engine import get_engine
-
-    return {c.id: c for c in get_engine().containers(LABEL_MANAGED, running_only=True)}
-
-
 def to_json(sample: Sample) -> dict:
     """The ``--json`` object for one sample (one line of the JSON Lines stream)."""
     gpus = []
