@@ -17,7 +17,7 @@ from cudaenv.engine import BuildRequest
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
-from cudaenv.project.lock import Lock, framework_index, netrc_text, python_index, strip_credentials
+from cudaenv.project.lock import Lock, framework_index, index_netrc, python_index, strip_credentials
 from cudaenv.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
@@ -88,7 +88,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     lock_text = project.lock_path.read_text(encoding="utf-8") if project.lock_path.is_file() else ""
     py_index = python_index(project, lock.python_index)
     fw_index = framework_index(project, lock.framework_index)
-    netrc = netrc_text([py_index, fw_index])
+    netrc = index_netrc(py_index, fw_index)
     if netrc and not buildkit:
         raise UserError("an index URL carries credentials, which reach the build only as a BuildKit secret; "
                         "no BuildKit builder was found (docker buildx, or a docker CLI before 23.0)")

@@ -40,8 +40,8 @@ SCHEMA: dict[str, tuple[str, ...]] = {
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-SHM_SIZE = re.compile(r"^\d+(?:\.\d+)?[bkmgBKMG]?$")
-REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+SHM_SIZE = re.compile(r"^[0-9]+(?:\.[0-9]+)?[bkmgBKMG]?$")
+REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
 # a package index: http(s), nothing a shell, TOML string or netrc line could be split at (use fullmatch)
 INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
 
@@ -93,7 +93,7 @@ def parse_ulimit(name: str, value, where: str) -> tuple[str, int, int]:
         raise ConfigError(f"{where}: unknown ulimit {name!r}{hint}")
     if isinstance(value, int) and not isinstance(value, bool):
         return name, value, value
-    if isinstance(value, str) and re.fullmatch(r"-?\d+(:-?\d+)?", value.strip()):
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+(:-?[0-9]+)?", value.strip()):
         soft, _, hard = value.strip().partition(":")
         return name, int(soft), int(hard or soft)
     raise ConfigError(f"{where}: ulimit {name}: expected a number or 'soft:hard' (-1 for unlimited), got {value!r}")
@@ -247,6 +247,10 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         value = (reader.str(build, "build", key, "") or "").strip()
         if value and not INDEX_URL.fullmatch(value):
             raise reader.fail(f"build.{key}", "an http(s):// URL of a PEP 503 simple index", value)
+        if value:
+            from cudaenv.secrets.credentials import refuse_userinfo
+
+            refuse_userinfo(value, f"{where}: build.{key}")
         indexes[key] = value
     ca_text = reader.str(build, "build", "ca_cert", "") or ""
     ca_cert = None

@@ -97,8 +97,18 @@ class Lock:
 
 
 def check_index_url(value: str | None, where: str) -> str | None:
-    if value is not None and not INDEX_URL.fullmatch(value):
+    if value is not None and (not isinstance(value, str) or not INDEX_URL.fullmatch(value)):
         raise UserError(f"{where}: expected an http(s):// URL of a package index, got {value!r}")
+    return value
+
+
+def check_recorded_index(value, where: str) -> str | None:
+    """An index the lock records: a committed file, so it never carries credentials."""
+    from cudaenv.secrets.credentials import refuse_userinfo
+
+    check_index_url(value, where)
+    if value:
+        refuse_userinfo(value, where)
     return value
 
 
@@ -139,8 +149,8 @@ def read_lock(path: Path) -> Lock | None:
         raise UserError(f"{path}: requirements.pinned and requirements.files must be lists")
     for index, pin in enumerate(pinned):
         check_pin(pin, f"{path}: requirements.pinned[{index}]")
-    check_index_url(requirements.get("python_index"), f"{path}: requirements.python_index")
-    check_index_url(requirements.get("framework_index"), f"{path}: requirements.framework_index")
+    check_recorded_index(requirements.get("python_index"), f"{path}: requirements.python_index")
+    check_recorded_index(requirements.get("framework_index"), f"{path}: requirements.framework_index")
     try:
         Stack.from_dict(stack)  # every consumer rebuilds the stack: make sure it can
         lock = Lock(
@@ -185,25 +195,13 @@ def strip_credentials(url: str | None) -> str | None:
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
-def credentials_of(url: str | None) -> tuple[str, str, str] | None:
-    """(host, user, password) from an index URL's userinfo, for a netrc entry."""
-    if url is None:
-        return None
-    parts = urllib.parse.urlsplit(url)
-    if not parts.username:
-        return None
-    return parts.hostname, urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+def index_netrc(py_index: str | None, fw_index: str | None) -> str:
+    """A netrc for the indexes that need credentials (see cudaenv.secrets.credentials): handed to uv
+    as a private temporary file and to the build as a BuildKit secret, so tokens never reach a
+    layer, the image history, the Dockerfile or a process list."""
+    from cudaenv.secrets.credentials import credential_for, netrc_text
 
-
-def netrc_text(urls: list[str | None]) -> str:
-    """A netrc for the indexes that carry credentials: handed to uv inside a build as a BuildKit
-    secret, so tokens never reach a layer, the image history or the Dockerfile."""
-    lines = []
-    for url in urls:
-        found = credentials_of(url)
-        if found and f"machine {found[0]} " not in "".join(lines):
-            lines.append(f"machine {found[0]} login {found[1]} password {found[2]}\n")
-    return "".join(lines)
+    return netrc_text([credential_for(py_index, "python"), credential_for(fw_index, "framework")])
 
 
 def framework_index(project: Project, own_index: str | None) -> str | None:
@@ -237,12 +235,19 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         for link in stack.find_links:
             argv += ["--find-links", link]
         argv += [str(frameworks_in), *(str(project.root / r) for r in project.requirements)]
-        # indexes go through the environment, not argv: a token in a URL must not show in `ps`
-        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_DEFAULT_INDEX=python_index(project))
-        env.pop("UV_INDEX", None)
+        # indexes go through the environment, credentials through a private netrc: never argv
+        py_index = python_index(project)
         extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
+        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_DEFAULT_INDEX=strip_credentials(py_index))
+        env.pop("UV_INDEX", None)
         if extra:
-            env["UV_INDEX"] = extra
+            env["UV_INDEX"] = strip_credentials(extra)
+        netrc = index_netrc(py_index, extra)
+        if netrc:
+            netrc_file = Path(tmp) / "netrc"
+            netrc_file.touch(mode=0o600)
+            netrc_file.write_text(netrc)
+            env["NETRC"] = str(netrc_file)
         if ca_bundle:
             env["SSL_CERT_FILE"] = ca_bundle
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=project.root)
