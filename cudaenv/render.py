@@ -141,6 +141,12 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "org.opencontainers.image.base.name": with_registry(stack.base_image, settings.base_registry),
         "org.opencontainers.image.vendor": "built with cudaenv",
     }
+    from cudaenv.references import check_reference
+
+    base_image = check_reference(with_registry(stack.base_image, settings.base_registry), "the stack's base image")
+    uv_image = check_reference(with_registry(f"{UV_IMAGE}:{uv_version()}", settings.base_registry), "the uv image")
+    if settings.published_base:
+        check_reference(settings.published_base, "the published base image")
     return {
         "cudaenv_version": __version__,
         "project": settings.project,
@@ -149,8 +155,8 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "flavor_reason": flavor_reason(stack),
         "driver_line": (f"needs {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}"
                         + ("; forward compatibility via cuda-compat" if compat_package else "")),
-        "base_image": with_registry(stack.base_image, settings.base_registry),
-        "uv_image": with_registry(f"{UV_IMAGE}:{uv_version()}", settings.base_registry),
+        "base_image": base_image,  # every FROM value is exactly one image reference
+        "uv_image": uv_image,
         "python": stack.python,
         "buildkit": settings.buildkit,
         "ca_cert": settings.ca_cert,
@@ -202,7 +208,11 @@ def render_dockerfile(context: dict, template: str = "Dockerfile.j2") -> str:
 def render_dockerignore(user_text: str | None, *, secrets: list[str] = ()) -> str:
     """cudaenv's ignore rules, the project's, and last (so no ``!`` rule can re-include them) the
     secrets that live inside the project, such as a CA bundle passed as a BuildKit secret."""
-    lines = ["# cudaenv defaults (never part of the image)", *DEFAULT_IGNORES]
+    from cudaenv.secrets.context import SECRET_IGNORES
+
+    lines = ["# cudaenv defaults (never part of the image)", *DEFAULT_IGNORES,
+             "# files that commonly hold secrets (a `!` rule in the project's .dockerignore takes one back)",
+             *SECRET_IGNORES]
     if user_text:
         lines += ["# the project's .dockerignore", user_text.rstrip("\n")]
     if secrets:

@@ -147,6 +147,7 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
     if published:
         click.echo(f"starting from the published base {published}", err=True)
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit), published_base=published)
+    warn_secret_looking_files(project)
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="cudaenv-secrets-") as secrets_dir:  # 0700, removed after the build
@@ -155,6 +156,20 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
         result = engine.build(request, progress, classic=no_buildkit)
     progress.close()
     return plan, result
+
+
+def warn_secret_looking_files(project) -> None:
+    """One warning line per context file that looks like a secret and would still be copied."""
+    from cudaenv.secrets.context import secret_looking_files
+
+    ignore = project.root / ".dockerignore"
+    try:
+        user_text = ignore.read_text(encoding="utf-8") if ignore.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        user_text = None
+    for relative in secret_looking_files(project.root, user_text):
+        click.echo(f"warning: {relative} looks like a secret and will be copied into the image; "
+                   "add it to .dockerignore if it is one", err=True)
 
 
 def _relock(project, matrix):
