@@ -281,17 +281,47 @@ def mxnet_release(r: RowReader) -> model.MxnetRelease:
     ))
 
 
+def _tag_part(r: RowReader, key: str) -> str:
+    """A piece of an image tag (``12.4.1``, ``cudnn9``, ``ubuntu22.04``): these rows are joined into
+    a FROM line, so an overlay must not smuggle a space, a newline or another instruction in."""
+    from cudaenv.references import is_tag
+
+    value = r.str(key)
+    if not is_tag(value) or len(value) > 64:
+        raise r.fail(key, "a tag piece of letters, digits, _ . - (Docker's tag grammar)", value)
+    return value
+
+
+def _tag_parts(r: RowReader, key: str) -> tuple:
+    from cudaenv.references import is_tag
+
+    values = r.str_list(key)
+    for value in values:
+        if not is_tag(value) or len(value) > 64:
+            raise r.fail(key, "tag pieces of letters, digits, _ . - (Docker's tag grammar)", value)
+    return values
+
+
 def image_cudnn(r: RowReader) -> model.ImageCudnn:
     return r.finish(model.ImageCudnn(
-        tag=r.str("tag"), version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0.70"'),
-        os=r.str_list("os"),
+        tag=_tag_part(r, "tag"), version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0.70"'),
+        os=_tag_parts(r, "os"),
     ))
+
+
+def _repository(r: RowReader, key: str) -> str:
+    from cudaenv.references import is_repository
+
+    value = r.str(key)
+    if not is_repository(value):
+        raise r.fail(key, "an image repository like nvidia/cuda (Docker's reference grammar)", value)
+    return value
 
 
 def base_image(r: RowReader) -> model.BaseImage:
     return r.finish(model.BaseImage(
-        cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=r.str("repository"),
-        tag_version=r.str("tag_version"), os=r.str_list("os"), cudnn=r.rows("cudnn", image_cudnn),
+        cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=_repository(r, "repository"),
+        tag_version=_tag_part(r, "tag_version"), os=_tag_parts(r, "os"), cudnn=r.rows("cudnn", image_cudnn),
         removed=bool(r.bool("removed", required=False)), source=r.source(), note=r.str("note", required=False, default=""),
     ))
 

