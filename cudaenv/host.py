@@ -47,7 +47,7 @@ class HostInfo:
 
 # --- /proc and /sys ----------------------------------------------------------------------------
 
-_PROC_LINE = re.compile(r"NVRM version: NVIDIA UNIX (?P<kind>.*?)Kernel Module(?: for \S+)?\s+(?P<version>\d+\.\d+(?:\.\d+)?)\s")
+_PROC_LINE = re.compile(r"NVRM version: NVIDIA UNIX (?P<kind>.*?)Kernel Module(?: for \S+)?\s+(?P<version>[0-9]+\.[0-9]+(?:\.[0-9]+)?)\s")
 
 
 def parse_proc_version(text: str) -> tuple[str, str]:
@@ -108,14 +108,14 @@ def parse_smi_csv(text: str, fields: tuple[str, ...]) -> tuple[str | None, tuple
         gpus.append(DetectedGpu(
             index=int(row["index"]) if row.get("index", "").isdigit() else number,
             name=row.get("name", "?"), compute_capability=cc,
-            memory_mib=int(float(memory)) if memory and re.match(r"^\d+(\.\d+)?$", memory) else None,
+            memory_mib=int(float(memory)) if memory and re.match(r"^[0-9]+(\.[0-9]+)?$", memory) else None,
             uuid=row.get("uuid") or None,
         ))
     return (min(drivers, key=numeric_key) if drivers else None), tuple(gpus)
 
 
 # "CUDA Version: 12.2"; drivers from R610 print "CUDA UMD Version: 13.3"
-_CUDA_VERSION = re.compile(r"CUDA (?:UMD )?Version:\s*(\d+\.\d+)")
+_CUDA_VERSION = re.compile(r"CUDA (?:UMD )?Version:\s*([0-9]+\.[0-9]+)")
 
 
 def from_nvidia_smi(binary: str | None = None) -> HostInfo | None:

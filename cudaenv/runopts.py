@@ -15,7 +15,7 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
     text = spec.strip()
     if text in ("all", "none", "auto"):
         return text, None
-    if m := re.fullmatch(r"auto:([1-9]\d*)", text):
+    if m := re.fullmatch(r"auto:([1-9][0-9]*)", text):
         return "auto", int(m.group(1))
     if text == "0":
         raise UserError("--gpus 0 would give the container no GPU: say --gpus none for that, or device=0 for the "
@@ -23,7 +23,7 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
     if text.isdigit():
         return "count", int(text)
     ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
-    if ids and all(re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", i) for i in ids):
+    if ids and all(re.fullmatch(r"[0-9]+|GPU-[0-9a-fA-F-]+|MIG-[A-Za-z0-9_/-]+", i) for i in ids):
         return "ids", ids
     raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
 
@@ -42,7 +42,7 @@ def parse_ports(values: tuple[str, ...]) -> dict[str, int | tuple[str, int] | No
     """``8888``, ``8888:8888`` or ``127.0.0.1:8888:8888`` (publish on loopback only) -> SDK ports."""
     ports: dict[str, int | tuple[str, int] | None] = {}
     for item in values:
-        m = re.fullmatch(r"(?:((?:\d{1,3}\.){3}\d{1,3}):)?(?:(\d{1,5}):)?(\d{1,5})(?:/(tcp|udp))?", item)
+        m = re.fullmatch(r"(?:((?:[0-9]{1,3}\.){3}[0-9]{1,3}):)?(?:([0-9]{1,5}):)?([0-9]{1,5})(?:/(tcp|udp))?", item)
         if not m or (m.group(1) and not m.group(2)):
             raise UserError(f"port {item!r}: expected CONTAINER, HOST:CONTAINER or ADDRESS:HOST:CONTAINER, "
                             "e.g. 127.0.0.1:8888:8888")

@@ -17,7 +17,10 @@ from functools import lru_cache
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-_NUMERIC = re.compile(r"^\d+(\.\d+)*$")
+# ASCII digits only (`\d` admits "²" and "٥", which int() or latin-1 then refuse), and bounded:
+# a component of thousands of digits is bad input, not a version (int() refuses > 4300 digits).
+_NUMERIC = re.compile(r"^[0-9]{1,12}(\.[0-9]{1,12}){0,7}$")
+MAX_VERSION_TEXT = 200
 
 
 def is_numeric(text: str, parts: int | None = None, min_parts: int = 1) -> bool:
@@ -46,23 +49,31 @@ def driver_branch(driver: str) -> int:
 
 
 def parse_version(text: str) -> Version | None:
+    if not isinstance(text, str) or len(text) > MAX_VERSION_TEXT or not text.isascii():
+        return None
     try:
         return Version(text)
-    except (InvalidVersion, TypeError):
+    except (InvalidVersion, TypeError, ValueError):  # ValueError: int() of a huge component
         return None
 
 
 def parse_specifier(text: str) -> SpecifierSet | None:
     """A PEP 440 specifier; a bare version (``"2.6"``, ``"2.6.0"``) means ``==`` that version,
     and a bare major (``"9"``) the whole series (``==9.*``): ``--cudnn 9`` means any cuDNN 9."""
+    if not isinstance(text, str) or len(text) > MAX_VERSION_TEXT or not text.isascii():
+        return None
     text = text.strip()
     if text and text.isdigit():
         text = f"=={text}.*"
     elif text and (text[0].isdigit()):
         text = f"=={text}"
     try:
-        return SpecifierSet(text)
-    except (InvalidSpecifier, TypeError):
+        spec = SpecifierSet(text)
+        for item in spec:  # make a huge number fail here, not later inside a comparison
+            if not item.version.endswith(".*"):
+                Version(item.version)
+        return spec
+    except (InvalidSpecifier, InvalidVersion, TypeError, ValueError):
         return None
 
 

@@ -58,7 +58,7 @@ def _client_major(cli: str) -> int | None:
         out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
-    match = re.search(r"version (\d+)\.", out)
+    match = re.search(r"version ([0-9]+)\.", out)
     return int(match.group(1)) if match else None
 
 
@@ -115,9 +115,9 @@ def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, i
 
 
 # "#7 [stage 3/5] RUN pip install ..." / "#7 ERROR: process ... exit code: 1"
-STEP_HEADER = re.compile(r"^#(\d+) (\[.*)$")
-_STEP_ERROR = re.compile(r"^#(\d+) ERROR[: ]")
-_STEP_LINE = re.compile(r"^#(\d+) ")
+STEP_HEADER = re.compile(r"^#([0-9]+) (\[.*)$")
+_STEP_ERROR = re.compile(r"^#([0-9]+) ERROR[: ]")
+_STEP_LINE = re.compile(r"^#([0-9]+) ")
 
 
 def failing_step_from_buildkit_log(lines: Iterable[str]) -> tuple[str | None, str]:
@@ -223,7 +223,7 @@ def split_reference(reference: str) -> tuple[str, str | None]:
     return name, tag
 
 
-SDK_STEP = re.compile(r"^Step \d+/\d+ : ")
+SDK_STEP = re.compile(r"^Step [0-9]+/[0-9]+ : ")
 SDK_DOCKERFILE = ".cudaenv.Dockerfile"
 
 
@@ -292,7 +292,7 @@ def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None)
     )
 
 
-_STEP_DONE = re.compile(r"^#(\d+) (DONE (\d+(?:\.\d+)?)s|CACHED)")
+_STEP_DONE = re.compile(r"^#([0-9]+) (DONE ([0-9]+(?:\.[0-9]+)?)s|CACHED)")
 
 
 @dataclass(frozen=True)

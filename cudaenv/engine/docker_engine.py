@@ -100,7 +100,7 @@ def raise_for_rlimit_error(exc: docker.errors.APIError, ulimits: Mapping[str, tu
     """runc could not apply a ulimit because the daemon's own hard limit is lower: say which and how."""
     import re
 
-    match = re.search(r"error setting rlimit type (\d+)", str(exc))
+    match = re.search(r"error setting rlimit type ([0-9]+)", str(exc))
     if not match:
         return
     names = {"1": "fsize", "3": "stack", "4": "core", "7": "nofile", "8": "memlock", "6": "nproc"}

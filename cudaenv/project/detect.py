@@ -29,8 +29,8 @@ FRAMEWORK_NAMES = {
     "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow", "keras": "keras",
     "jax": "jax", "jaxlib": "jax", "mxnet": "mxnet",
 }
-MXNET_CUDA = re.compile(r"^mxnet-cu(\d+)(?:mkl)?$")
-LOCAL_CUDA = re.compile(r"^cu(\d+)$")
+MXNET_CUDA = re.compile(r"^mxnet-cu([0-9]+)(?:mkl)?$")
+LOCAL_CUDA = re.compile(r"^cu([0-9]+)$")
 
 
 @dataclass
@@ -146,7 +146,7 @@ def _from_python_version(root: Path, detected: Detected) -> None:
     path = root / ".python-version"
     if not path.is_file():
         return
-    match = re.match(r"^\s*(?:cpython-|python)?(\d+\.\d+)", path.read_text(encoding="utf-8", errors="replace"))
+    match = re.match(r"^\s*(?:cpython-|python)?([0-9]+\.[0-9]+)", path.read_text(encoding="utf-8", errors="replace"))
     if match:
         detected.python = match.group(1)  # an exact interpreter choice beats requires-python's range
         detected.found.append(f"Python {match.group(1)} (.python-version)")
