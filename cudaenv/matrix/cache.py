@@ -5,6 +5,10 @@ key covers cudaenv's version, the Python version, and the path, size and modific
 every matrix file (shipped and overlays), so any edit — an overlay added tomorrow included —
 invalidates it. A broken or unwritable cache is ignored: it is only ever a shortcut.
 Set ``CUDAENV_NO_CACHE=1`` to bypass it; ``CUDAENV_CACHE_DIR`` moves it.
+
+Loading a pickle can run code, and ``CUDAENV_CACHE_DIR`` may point at a shared directory (a CI
+cache), so a cache file is read only when it and its directory belong to this user and nobody
+else can write them; otherwise it is ignored (and never written there either).
 """
 
 from __future__ import annotations
@@ -53,19 +57,36 @@ def cache_key(directories: list[Path]) -> str:
     return digest.hexdigest()[:32]
 
 
+def private(path: Path, *, directory: bool) -> bool:
+    """Owned by this user, writable by nobody else, and not a symbolic link."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    kind_ok = stat.S_ISDIR(info.st_mode) if directory else stat.S_ISREG(info.st_mode)
+    return kind_ok and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 def read(key: str):
-    path = cache_dir() / f"matrix-{key}.pickle"
+    directory = cache_dir()
+    path = directory / f"matrix-{key}.pickle"
+    if not (private(directory, directory=True) and private(path, directory=False)):
+        return None  # missing, or someone else could have written it: never unpickle that
     try:
         with open(path, "rb") as handle:
             return pickle.load(handle)
-    except Exception:  # missing, truncated, or from an incompatible cudaenv: rebuild it
+    except Exception:  # truncated, or from an incompatible cudaenv: rebuild it
         return None
 
 
 def write(key: str, matrix) -> None:
     directory = cache_dir()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not private(directory, directory=True):
+            return  # a directory others can write: not a place for a file this user will unpickle
         for stale in directory.glob("matrix-*.pickle"):
             stale.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")
