@@ -41,3 +41,10 @@ class BuildError(EngineError):
         super().__init__(message)
         self.step = step
         self.log_tail = log_tail
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an error line names bad input, it never
+    repeats a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 15]}… ({len(text)} chars)"

@@ -25,6 +25,8 @@ from cudaenv.versions import is_numeric, numeric_key
 class HostDetectionError(CudaenvError):
     """A driver tool answered with something we cannot read (exit 1, with what it said)."""
 
+    code = "host-detection"
+
 
 @dataclass(frozen=True)
 class DetectedGpu:
@@ -69,7 +71,7 @@ def from_kernel(root: Path = Path("/")) -> HostInfo | None:
         version, kernel_module = parse_proc_version(proc.read_text(errors="replace"))
         return HostInfo(driver=version, source="proc", kernel_module=kernel_module)
     if sysfs.is_file():
-        version = sysfs.read_text().strip()
+        version = sysfs.read_text(errors="replace").strip()
         if not is_numeric(version, min_parts=2):
             raise HostDetectionError(f"{sysfs}: expected a driver version like 535.104.05, got {version!r}")
         return HostInfo(driver=version, source="sysfs")
@@ -83,7 +85,7 @@ QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "uuid", "driver_
 
 def _smi(binary: str, *args: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([binary, *args], capture_output=True, text=True, timeout=30)
+        return subprocess.run([binary, *args], capture_output=True, text=True, errors="replace", timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise HostDetectionError(f"nvidia-smi failed to run: {exc}") from exc
 

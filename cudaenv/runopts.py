@@ -15,12 +15,12 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
     text = spec.strip()
     if text in ("all", "none", "auto"):
         return text, None
-    if m := re.fullmatch(r"auto:([1-9][0-9]*)", text):
+    if m := re.fullmatch(r"auto:([1-9][0-9]{0,3})", text):
         return "auto", int(m.group(1))
     if text == "0":
         raise UserError("--gpus 0 would give the container no GPU: say --gpus none for that, or device=0 for the "
                         "first GPU")
-    if text.isdigit():
+    if re.fullmatch(r"[1-9][0-9]{0,3}", text):  # ASCII digits only; no host has 10,000 GPUs
         return "count", int(text)
     ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
     if ids and all(re.fullmatch(r"[0-9]+|GPU-[0-9a-fA-F-]+|MIG-[A-Za-z0-9_/-]+", i) for i in ids):
@@ -47,5 +47,9 @@ def parse_ports(values: tuple[str, ...]) -> dict[str, int | tuple[str, int] | No
             raise UserError(f"port {item!r}: expected CONTAINER, HOST:CONTAINER or ADDRESS:HOST:CONTAINER, "
                             "e.g. 127.0.0.1:8888:8888")
         address, host, container, proto = m.group(1), m.group(2), m.group(3), m.group(4) or "tcp"
+        if not all(1 <= int(n) <= 65535 for n in (host, container) if n is not None):
+            raise UserError(f"port {item!r}: port numbers are 1 to 65535")
+        if address and not all(int(octet) <= 255 for octet in address.split(".")):
+            raise UserError(f"port {item!r}: {address} is not an IPv4 address")
         ports[f"{container}/{proto}"] = (address, int(host)) if address else (int(host) if host else None)
     return ports

@@ -49,23 +49,73 @@ def cli() -> None:
     """
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """``--json`` among the options (not after ``--``, where it belongs to a container command)."""
+    for arg in argv:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
+
+
+def _error_code(exc: BaseException) -> str:
+    from cudaenv import errors
+
+    for kind, code in ((errors.BuildError, "build-failed"), (errors.EngineError, "engine"),
+                       (errors.MatrixError, "bad-matrix"), (errors.UserError, "bad-input"),
+                       (errors.NoStackError, "no-stack")):
+        if isinstance(exc, kind):
+            return getattr(exc, "code", None) or code
+    return getattr(exc, "code", None) if isinstance(getattr(exc, "code", None), str) else "failed"
+
+
+def _fail(exc: BaseException, exit_code: int, message: str, code: str, as_json: bool) -> None:
+    """One line on stderr; with --json also the one error object on stdout (unless the command
+    already printed its own)."""
+    from cudaenv.cli.output import emit_json, error_object, json_emitted
+
+    if len(message) > 1000:  # bad input is named, never echoed back a megabyte at a time
+        message = f"{message[:600]} … {message[-200:]}"
+    click.echo(f"cudaenv: error: {message}", err=True)
+    if as_json and not json_emitted():
+        payload = error_object(exc, code=code, message=message)
+        payload["exit_code"] = exit_code
+        emit_json(payload)
+    sys.exit(exit_code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning cudaenv errors into their exit codes and one line."""
     from cudaenv.errors import CudaenvError
 
+    from cudaenv.cli.output import reset_json
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(args)
+    reset_json()
     try:
-        rv = cli.main(args=argv, prog_name="cudaenv", standalone_mode=False)
+        rv = cli.main(args=args, prog_name="cudaenv", standalone_mode=False)
     except CudaenvError as exc:
-        click.echo(f"cudaenv: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        _fail(exc, exc.exit_code, str(exc), _error_code(exc), as_json)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
+        if as_json:
+            _fail(exc, exc.exit_code, exc.format_message(), "usage", as_json)
         exc.show()
         sys.exit(exc.exit_code)
     except BrokenPipeError:  # `cudaenv matrix list torch | head`: the reader left, not an error
         sys.stderr.close()
         sys.exit(0)
+    except (OSError, UnicodeError) as exc:  # a file the user named cannot be read or written
+        where = getattr(exc, "filename", None)
+        if isinstance(where, str) and len(where) > 200:
+            where = f"{where[:120]}… ({len(where)} chars)"
+        reason = getattr(exc, "strerror", None) or exc.__class__.__name__
+        _fail(exc, 2, f"{where}: {reason}" if where else f"{reason}: {str(exc)[:200]}", "bad-input", as_json)
+    except RecursionError as exc:  # a TOML or JSON document nested thousands deep
+        _fail(exc, 2, "input nested too deeply to read", "bad-input", as_json)
     # In non-standalone mode click returns ctx.exit()'s code; commands signal a clean "no" that way.
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -109,7 +109,9 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
         progress.close()
         report_build_error(exc)
         if as_json:
-            emit_json({"ok": False, "error": str(exc), "step": exc.step, "log_tail": exc.log_tail})
+            from cudaenv.cli.output import error_object
+
+            emit_json({**error_object(exc, code="build-failed"), "step": exc.step, "log_tail": exc.log_tail})
         click.get_current_context().exit(1)
     progress.close()
     timings = sorted(step_timings(result.log.splitlines()), key=lambda t: -t.seconds)

@@ -71,7 +71,9 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     if lock is not None:
         return lock.resolved_stack(), str(project.lock_path), str(project.lock_path)
     # the stack `cudaenv lock` would pin: resolved for the project's [target], not for any host
-    result = resolve(matrix, project.constraints, project_target(matrix, project).host)
+    from cudaenv.project.config import resolve_project
+
+    result = resolve_project(matrix, project, project_target(matrix, project).host)
     if not result.ok:
         reasons = "; ".join(result.reasons)
         raise UserError(f"{project.config_path}: the configuration admits no stack: {reasons}")

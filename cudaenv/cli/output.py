@@ -7,14 +7,50 @@ stdout; human-readable progress and warnings go to stderr.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
 
+_emitted = False  # whether this process already printed its one JSON value
+
+
 def emit_json(payload: Any) -> None:
+    global _emitted
+    _emitted = True
     click.echo(json.dumps(payload, indent=2, sort_keys=False))
+
+
+def json_emitted() -> bool:
+    return _emitted
+
+
+def reset_json() -> None:
+    """A new invocation (the entry point can run more than once in one process, as tests do)."""
+    global _emitted
+    _emitted = False
+
+
+# "FILE: FIELD: what was expected" is how cudaenv words bad input; pull both out for the JSON object.
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?:\[[0-9]+\])?(?:\.[A-Za-z0-9_-]+)*", re.ASCII)
+
+
+def error_object(exc: BaseException, *, code: str, message: str | None = None) -> dict:
+    """The ``--json`` shape of a failure: ``{"ok": false, "error": {"code", "message", "file",
+    "field"}}`` (README, "Exit codes and --json"). ``file``/``field`` come from the exception when
+    it carries them, else from cudaenv's "FILE: FIELD: …" wording; None when unknown."""
+    text = message if message is not None else str(exc)
+    file = getattr(exc, "file", None) or getattr(exc, "filename", None)
+    field = getattr(exc, "field", None)
+    parts = text.split(": ")
+    if file is None and len(parts) > 1 and ("/" in parts[0] or parts[0].endswith((".toml", ".lock", ".txt", ".json"))):
+        file = parts[0].split(" [")[0]
+        if field is None and len(parts) > 2 and _FIELD.fullmatch(parts[1]) and " " not in parts[1]:
+            field = parts[1]
+    return {"ok": False, "error": {"code": code, "message": text, "file": str(file) if file else None,
+                                   "field": field}}
 
 
 def json_option(func):

@@ -46,13 +46,24 @@ def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as
         constraints = project.constraints if from_flags is None else project.constraints.merged(from_flags)
     matrix = load_matrix()
     declared = project.target if project is not None else None
+    if project is not None:
+        from cudaenv.target import project_target
+
+        project_target(matrix, project)  # the project's own [target] errors name its file and key
     target = resolve_target(
         matrix, driver=driver or (declared.driver if declared else None),
         gpus=gpus or (declared.gpus if declared else ()),
         compute_capabilities=compute_capabilities or (declared.compute_capabilities if declared else ()),
         detect=not no_detect,
     )
-    result = resolve(matrix, constraints, target.host)
+    if project is not None:
+        from cudaenv.project.config import resolve_project
+
+        flagged = () if from_flags is None else (
+            tuple(name for name, _ in from_flags.frameworks) + (("os",) if from_flags.os else ()))
+        result = resolve_project(matrix, project, target.host, constraints, from_flags=flagged)
+    else:
+        result = resolve(matrix, constraints, target.host)
     if as_json:
         payload = result.as_dict()
         payload["host"] = target.report()

@@ -148,7 +148,13 @@ def _sort_key(attribute: str):
 
 
 def _matrix_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob("*.toml") if p.is_file())
+    files = sorted(directory.glob("*.toml"))
+    for path in files:
+        if not path.is_file():  # a dangling link or a directory: the user meant a file here
+            from cudaenv.errors import MatrixError
+
+            raise MatrixError(f"{path}: cannot read this matrix file (not a regular file, or a link to nothing)")
+    return files
 
 
 def load_matrix(shipped: Path | None = None, overlays: list[Path] | None = None, *, use_cache: bool = True) -> Matrix:

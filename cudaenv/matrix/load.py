@@ -40,7 +40,9 @@ class RowReader:
         self.used: set[str] = set()
 
     def fail(self, key: str, expected: str, value: Any) -> MatrixError:
-        return MatrixError(f"{self.where}: field {key!r}: expected {expected}, got {value!r}")
+        from cudaenv.errors import shown
+
+        return MatrixError(f"{self.where}: field {key!r}: expected {expected}, got {shown(value)}")
 
     def _get(self, key: str, required: bool) -> Any:
         self.used.add(key)

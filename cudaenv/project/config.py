@@ -15,7 +15,7 @@ from typing import Any
 
 from packaging.specifiers import SpecifierSet
 
-from cudaenv.errors import UserError
+from cudaenv.errors import UserError, shown
 from cudaenv.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
 from cudaenv.versions import is_numeric, parse_specifier
@@ -123,7 +123,7 @@ class _Reader:
         self.data = data
 
     def fail(self, key: str, expected: str, value: Any) -> ConfigError:
-        return ConfigError(f"{self.where}: {key}: expected {expected}, got {value!r}")
+        return ConfigError(f"{self.where}: {key}: expected {expected}, got {shown(value)}")
 
     def section(self, name: str) -> dict:
         value = self.data.get(name, {})
@@ -146,7 +146,7 @@ class _Reader:
     def str_list(self, table: dict, section: str, key: str) -> tuple[str, ...]:
         value = table.get(key, [])
         if isinstance(value, str):
-            value = [value]
+            raise self.fail(f"{section}.{key}", f"a list of strings, e.g. {key} = [{value!r}]".replace("'", '"'), value)
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise self.fail(f"{section}.{key}", "a list of strings", value)
         return tuple(value)
@@ -211,8 +211,12 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     requirements = []
     for item in reader.str_list(project, "project", "requirements"):
         path = (root / item)
-        if not path.is_file():
-            raise ConfigError(f"{where}: project.requirements: file {item!r} does not exist in {root}")
+        try:
+            exists = len(item) < 4096 and path.is_file()
+        except OSError:
+            exists = False
+        if not exists:
+            raise ConfigError(f"{where}: project.requirements: file {shown(item)} does not exist in {root}")
         if not path.resolve().is_relative_to(root.resolve()):
             raise ConfigError(f"{where}: project.requirements: {item!r} is outside the project directory")
         requirements.append(Path(item))
@@ -258,8 +262,12 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         ca_cert = Path(ca_text).expanduser()
         if not ca_cert.is_absolute():
             ca_cert = root / ca_cert
-        if not ca_cert.is_file():
-            raise ConfigError(f"{where}: build.ca_cert: file {ca_text!r} does not exist")
+        try:
+            exists = len(ca_text) < 4096 and ca_cert.is_file()
+        except OSError:  # a name too long for the file system, a loop of links
+            exists = False
+        if not exists:
+            raise ConfigError(f"{where}: build.ca_cert: file {shown(ca_text)} does not exist")
 
     run = reader.section("run")
     gpus_value = run.get("gpus", "all")
@@ -347,3 +355,26 @@ def load_project(directory: str | Path, *, required: bool = True) -> Project:
         return parse_config(root, {}, str(root / CONFIG_FILE), None)
     data, where = read_config_file(path)
     return parse_config(root, data, where, path)
+
+
+def config_label(project: Project) -> str:
+    """How messages name the project's configuration (``…/pyproject.toml [tool.cudaenv]``)."""
+    if project.config_path is None:
+        return str(project.root / CONFIG_FILE)
+    suffix = " [tool.cudaenv]" if project.config_path.name == "pyproject.toml" else ""
+    return f"{project.config_path}{suffix}"
+
+
+def resolve_project(matrix, project: Project, host, constraints=None, *, from_flags=(), explain: bool = True):
+    """``resolve`` for a project; a version its file asks for that the matrix lacks is reported
+    against that file and key (exit 2), not as if it had been typed on the command line.
+    ``from_flags`` names frameworks that command-line flags set (their errors stay as they are)."""
+    from cudaenv.resolver.resolve import UnknownVersion, resolve
+
+    try:
+        return resolve(matrix, constraints or project.constraints, host, explain=explain)
+    except UnknownVersion as exc:
+        field = exc.field
+        if field is None or project.config_path is None or field.split(".")[-1] in from_flags:
+            raise
+        raise ConfigError(f"{config_label(project)}: {field}: {exc}") from exc

@@ -320,9 +320,11 @@ def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
     from cudaenv.resolver.resolve import resolve
     from cudaenv.target import project_target
 
+    from cudaenv.project.config import resolve_project
+
     lock = read_lock(project.lock_path)
     target = project_target(matrix, project)
-    result = resolve(matrix, project.constraints, target.host, explain=False)
+    result = resolve_project(matrix, project, target.host, explain=False)
     return lock, staleness(lock, project, result.stack, matrix.revision)
 
 
@@ -335,8 +337,10 @@ def lock_project(project: Project, matrix) -> tuple:
     from cudaenv.resolver.resolve import resolve
     from cudaenv.target import project_target
 
+    from cudaenv.project.config import resolve_project
+
     target = project_target(matrix, project)
-    result = resolve(matrix, project.constraints, target.host)
+    result = resolve_project(matrix, project, target.host)
     if not result.ok:
         return result, None
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None

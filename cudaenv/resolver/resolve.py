@@ -34,7 +34,12 @@ MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
 
 
 class UnknownVersion(UserError):
-    """A framework version or specifier that matches nothing in the matrix (exit 2)."""
+    """A framework version or specifier that matches nothing in the matrix (exit 2). ``field`` is
+    the configuration key it would come from, so a project's error can name its file and key."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def _py_key(python: str) -> tuple[int, ...]:
@@ -89,7 +94,8 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
         if constraints.os not in known_os:
             near = difflib.get_close_matches(constraints.os, known_os, n=3)
             raise UnknownVersion(f"os {constraints.os!r} is not an nvidia/cuda image OS in the matrix"
-                                 + (f"; nearest: {', '.join(near)}" if near else f"; known: {', '.join(known_os)}"))
+                                 + (f"; nearest: {', '.join(near)}" if near else f"; known: {', '.join(known_os)}"),
+                                 field="build.os")
     builds = framework_builds(matrix)
     for name, spec in constraints.frameworks:
         framework = name if name in FRAMEWORKS else COMPANIONS.get(name)
@@ -107,7 +113,7 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
             near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
             raise UnknownVersion(f"{name} {_spec_text(spec)} matches no release in the matrix{hint} "
-                                 f"(see `cudaenv matrix list {framework}`)")
+                                 f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
 
 
 def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list[Build]]:

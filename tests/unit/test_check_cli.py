@@ -432,7 +432,8 @@ def test_bad_declared_value_exits_2_with_one_line(no_nvml, args, extra_env, name
     proc = cudaenv("check", *STACK_12_4, *args, "--json", env=cli_env(no_nvml, **extra_env))
 
     assert proc.returncode == 2
-    assert proc.stdout == ""
+    error = json.loads(proc.stdout)["error"]  # --json: the one error object, and nothing else
+    assert error["code"] == "bad-input" and named in error["message"]
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("cudaenv: error: ")
     assert named in line
@@ -507,11 +508,12 @@ def test_no_driver_is_not_compatible_and_names_the_drivers_the_stack_needs(fake_
     assert ">= 550.54.14" in reason and ">= 525.60.13" in reason
 
 
-def test_malformed_nvidia_smi_output_is_one_error_line_and_no_json(fake_smi):
+def test_malformed_nvidia_smi_output_is_one_error_line_and_one_json_error_object(fake_smi):
     _, env = fake_smi("malformed")
     proc = cudaenv("check", *STACK_12_4, "--json", env=env)
 
     assert proc.returncode == 1
-    assert proc.stdout == ""
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "host-detection" and error["message"].startswith("nvidia-smi printed an unexpected line")
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("cudaenv: error: nvidia-smi printed an unexpected line")
