@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import re
 import os
 import secrets
 from dataclasses import dataclass
@@ -137,7 +138,7 @@ def run_user() -> tuple[str, dict[str, str]]:
     the mounted project belong to them. CUDAENV_UID/CUDAENV_GID override it (services, CI)."""
     uid = os.environ.get("CUDAENV_UID") or str(os.getuid())
     gid = os.environ.get("CUDAENV_GID") or str(os.getgid())
-    if not (uid.isdigit() and gid.isdigit()):
+    if not (re.fullmatch(r"[0-9]{1,10}", uid) and re.fullmatch(r"[0-9]{1,10}", gid)):
         raise UserError(f"CUDAENV_UID/CUDAENV_GID must be numbers, got {uid!r}/{gid!r}")
     return f"{uid}:{gid}", {"HOME": "/tmp"}  # that UID may have no home in the image
 

@@ -34,6 +34,14 @@ class EngineError(CudaenvError):
     exit_code = 1
 
 
+class UlimitRefused(EngineError):
+    """The daemon cannot grant a ulimit (its own hard limit is lower): ``name`` says which."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 class BuildError(EngineError):
     """An image build failed; carries the failing step and the tail of its output."""
 

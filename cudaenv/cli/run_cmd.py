@@ -49,7 +49,9 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     matrix = load_matrix()
     engine = get_engine()
     gpu_spec = gpus or project.run.gpus
+    # every option is checked before anything is built: a typo must not cost a build first
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
+    check_run_options(project, gpu_spec, shm_size, ulimits)
 
     lock, stale = current_lock(project, matrix)
     image_tag, labels = None, None
@@ -83,8 +85,44 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
         spec = build_spec(project, image_tag, labels, command=tuple(command) or project.run.command, gpus=choice,
                           env=env_values, ports=port_values, shm_size=shm_size, ipc=ipc,
                           name=name or container_name(project), tty=tty, interactive=interactive, ulimits=ulimits)
+        spec = within_daemon_limits(engine, project, spec, ulimits)
         container_id = engine.create(spec)
     return engine, container_id, spec.name
+
+
+def check_run_options(project, gpu_spec: str, shm_size: str | None, ulimits) -> None:
+    from cudaenv.containers import merged_ulimits
+    from cudaenv.errors import UserError
+    from cudaenv.project.config import SHM_SIZE
+    from cudaenv.runopts import parse_gpus
+
+    parse_gpus(gpu_spec)
+    if shm_size is not None and not SHM_SIZE.fullmatch(shm_size):
+        raise UserError(f"--shm-size {shm_size!r}: expected a size like 8g or 512m")
+    merged_ulimits(project, tuple(ulimits))
+
+
+def within_daemon_limits(engine, project, spec, overrides):
+    """NVIDIA's NCCL recommendation (memlock unlimited, 64 MiB stack) where the daemon can grant it;
+    otherwise the daemon's own limit, with a warning. A default never makes `run` fail; a limit the
+    user asked for ([run] ulimits, --ulimit) is kept and refused loudly if the daemon cannot."""
+    from dataclasses import replace
+
+    from cudaenv.project.config import DEFAULT_ULIMITS
+
+    chosen = {name for name, _, _ in DEFAULT_ULIMITS} - {item.partition("=")[0].strip() for item in overrides}
+    chosen -= {name for name, soft, hard in project.run.ulimits
+               if (name, soft, hard) not in DEFAULT_ULIMITS}
+    defaults = {name: value for name, value in spec.ulimits.items() if name in chosen}
+    if not defaults:
+        return spec
+    refused = engine.refused_ulimits(spec.image, defaults)
+    for name in refused:
+        soft, hard = defaults[name]
+        shown = "unlimited" if hard == -1 else str(hard)
+        click.echo(f"cudaenv: warning: the Docker daemon cannot grant ulimit {name}={shown} (NVIDIA's recommendation "
+                   f"for NCCL); the container gets the daemon's limit instead", err=True)
+    return replace(spec, ulimits={n: v for n, v in spec.ulimits.items() if n not in refused}) if refused else spec
 
 
 # How long a finished container's remaining output may take to arrive before it is removed (a busy

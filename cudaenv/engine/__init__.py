@@ -172,6 +172,11 @@ class Engine(abc.ABC):
     def interactive_argv(self, container_id: str, *, exec_command: Sequence[str] | None = None) -> list[str]:
         """A command line that attaches this terminal to the container (start -ai / exec -it)."""
 
+    def refused_ulimits(self, image: str, ulimits: Mapping[str, tuple[int, int]]) -> tuple[str, ...]:
+        """Which of ``ulimits`` the engine cannot grant to a container of ``image``; an engine that
+        cannot tell answers none (the run then reports the refusal itself)."""
+        return ()
+
 
 def get_engine() -> Engine:
     """The engine cudaenv uses: Docker, through its SDK and (for builds) its CLI."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
@@ -12,7 +13,7 @@ import requests.exceptions
 
 from cudaenv.engine import BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, OutputCallback, RunResult
 from cudaenv.engine.builders import build_with_cli, build_with_sdk, find_cli_builder
-from cudaenv.errors import EngineError
+from cudaenv.errors import EngineError, UlimitRefused
 
 NO_NVIDIA_RUNTIME_HELP = (
     "Docker could not give this container a GPU: no NVIDIA container runtime is configured on this "
@@ -107,10 +108,10 @@ def raise_for_rlimit_error(exc: docker.errors.APIError, ulimits: Mapping[str, tu
     name = names.get(match.group(1), f"type {match.group(1)}")
     wanted = ulimits.get(name)
     shown = "unlimited" if wanted and wanted[1] == -1 else (f"{wanted[1]}" if wanted else "?")
-    raise EngineError(
+    raise UlimitRefused(
         f"Docker cannot give the container ulimit {name}={shown}: the Docker daemon's own hard limit is lower. "
         f"Raise it (e.g. LimitMEMLOCK=infinity / LimitSTACK in docker.service, then restart Docker) or set "
-        f"[run] ulimits.{name} in cudaenv.toml (or --ulimit {name}=N) to a value within it"
+        f"[run] ulimits.{name} in cudaenv.toml (or --ulimit {name}=N) to a value within it", name=name
     ) from exc
 
 
@@ -173,6 +174,35 @@ class DockerEngine(Engine):
                     container.remove(force=True)
                 except docker.errors.NotFound:
                     pass
+
+    def refused_ulimits(self, image: str, ulimits: Mapping[str, tuple[int, int]]) -> tuple[str, ...]:
+        """Which of ``ulimits`` this daemon cannot grant (rootless Docker, a daemon started with a
+        low hard limit), found once by starting ``true`` in ``image`` and remembered per daemon."""
+        from cudaenv.engine import limits_memory
+
+        key = f"{os.environ.get('DOCKER_HOST', 'default')}|{self.client.info().get('ID', '')}"
+        wanted = {name: value for name, value in ulimits.items()}
+        remembered = limits_memory.recall(key, wanted)
+        if remembered is not None:
+            return remembered
+        refused: list[str] = []
+        while wanted:
+            try:
+                result = self.run(ContainerSpec(image=image, command=("true",), ulimits=wanted,
+                                                env={"NVIDIA_VISIBLE_DEVICES": "void"}), timeout=60)
+            except UlimitRefused as exc:
+                if exc.name not in wanted:
+                    break
+                refused.append(exc.name)
+                wanted.pop(exc.name)
+                continue
+            except EngineError:
+                return tuple(refused)  # the probe itself failed: decide nothing, let the real run say why
+            if result.exit_code == 0:
+                break
+            return tuple(refused)
+        limits_memory.remember(key, dict(ulimits), tuple(refused))
+        return tuple(refused)
 
     def image_labels(self, image: str) -> dict[str, str] | None:
         try:

@@ -40,7 +40,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-SHM_SIZE = re.compile(r"^[0-9]+(?:\.[0-9]+)?[bkmgBKMG]?$")
+SHM_SIZE = re.compile(r"^[0-9]{1,12}(?:\.[0-9]{1,6})?[bkmgBKMG]?$")
 REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
 # a package index: http(s), nothing a shell, TOML string or netrc line could be split at (use fullmatch)
 INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
@@ -91,11 +91,19 @@ def parse_ulimit(name: str, value, where: str) -> tuple[str, int, int]:
         close = difflib.get_close_matches(name, ULIMIT_NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(ULIMIT_NAMES)})"
         raise ConfigError(f"{where}: unknown ulimit {name!r}{hint}")
+    soft = hard = None
     if isinstance(value, int) and not isinstance(value, bool):
-        return name, value, value
-    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+(:-?[0-9]+)?", value.strip()):
-        soft, _, hard = value.strip().partition(":")
-        return name, int(soft), int(hard or soft)
+        soft = hard = value
+    elif isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,19}(:-?[0-9]{1,19})?", value.strip()):
+        soft_text, _, hard_text = value.strip().partition(":")
+        soft, hard = int(soft_text), int(hard_text or soft_text)
+    if soft is not None:
+        limit = 2**63 - 1  # what the kernel's rlim_t holds; -1 means unlimited
+        if not (-1 <= soft <= limit and -1 <= hard <= limit):
+            raise ConfigError(f"{where}: ulimit {name}: expected -1 (unlimited) or 0 to {limit}, got {shown(value)}")
+        if hard != -1 and (soft == -1 or soft > hard):
+            raise ConfigError(f"{where}: ulimit {name}: the soft limit {soft} is above the hard limit {hard}")
+        return name, soft, hard
     raise ConfigError(f"{where}: ulimit {name}: expected a number or 'soft:hard' (-1 for unlimited), got {value!r}")
 
 

@@ -141,6 +141,17 @@ def read_lock(path: Path) -> Lock | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc}); run `cudaenv lock` to rewrite it") from exc
+    fmt = data.get("format")
+    if fmt != LOCK_FORMAT:
+        writer = data.get("cudaenv")
+        by = f"cudaenv {writer}" if isinstance(writer, str) and len(writer) < 40 else "an unknown cudaenv"
+        what = (f"format {fmt}" if isinstance(fmt, int) and not isinstance(fmt, bool) else f"format {fmt!r}"
+                if fmt is not None else "no format")
+        newer = isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > LOCK_FORMAT
+        hint = (f"upgrade cudaenv (this is {__version__}) to read it" if newer
+                else "run `cudaenv lock` to rewrite it")
+        raise UserError(f"{path}: format: this lock has {what[:60]}, written by {by}; this cudaenv reads "
+                        f"format {LOCK_FORMAT}: {hint}")
     requirements = _table(data, "requirements", path)
     stack = _table(data, "stack", path)
     pinned = requirements.get("pinned", [])
@@ -234,7 +245,8 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
                 "--python-version", stack.python, "--python-platform", manylinux_platform(stack)]
         for link in stack.find_links:
             argv += ["--find-links", link]
-        argv += [str(frameworks_in), *(str(project.root / r) for r in project.requirements)]
+        root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
+        argv += [str(frameworks_in), *(str(root / r) for r in project.requirements)]
         # indexes go through the environment, credentials through a private netrc: never argv
         py_index = python_index(project)
         extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
@@ -250,7 +262,7 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
             env["NETRC"] = str(netrc_file)
         if ca_bundle:
             env["SSL_CERT_FILE"] = ca_bundle
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=project.root)
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root)
     if proc.returncode != 0:
         detail = "\n".join(line for line in proc.stderr.strip().splitlines() if line.strip())
         raise LockError(f"the project's requirements cannot be resolved together with "

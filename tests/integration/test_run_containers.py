@@ -321,6 +321,41 @@ def test_memlock_the_daemon_cannot_grant_is_a_clear_error(cuda12, engine):
     assert containers_of(engine, cuda12) == []
 
 
+def test_the_default_memlock_falls_back_to_the_daemons_limit_with_one_warning(tmp_path_factory, standins, engine):
+    """NVIDIA's memlock=unlimited default is more than this daemon can grant: `run` must still work,
+    with the daemon's limit and a one-line warning, while the 64 MiB stack default still applies."""
+    project = new_project(tmp_path_factory, standins, f"deflim{uuid.uuid4().hex[:4]}", CUDA_12, "12.4")
+    config = project.root / "cudaenv.toml"
+    config.write_text(config.read_text().replace("ulimits = { memlock = 8388608 }\n", ""))
+    try:
+        result = run_in(project, "sh", "-c", ULIMITS)
+        assert result.returncode == 0, result.stderr
+        memlock_soft, memlock_hard, stack_soft, stack_hard, *_ = map(int, result.stdout.split())
+        assert (memlock_soft, memlock_hard) == (8388608, 8388608)  # what this daemon has
+        assert (stack_soft, stack_hard) == (64 * 1024 * 1024, 64 * 1024 * 1024)
+        warnings = [line for line in result.stderr.splitlines() if "cannot grant ulimit memlock=unlimited" in line]
+        assert len(warnings) == 1
+        again = run_in(project, "true")  # the daemon's answer is remembered: still works, still says so
+        assert again.returncode == 0 and "cannot grant ulimit memlock" in again.stderr
+    finally:
+        remove_images(engine, project.name)
+
+
+def test_a_relative_project_directory_relocks_and_runs(tmp_path_factory, standins, engine):
+    project = new_project(tmp_path_factory, standins, f"rel{uuid.uuid4().hex[:4]}", CUDA_12, "12.4")
+    (project.root / "requirements.txt").write_text("")
+    config = project.root / "cudaenv.toml"
+    config.write_text(config.read_text().replace('python = "3.11"', 'python = "3.11"\nrequirements = ["requirements.txt"]'))
+    try:
+        result = subprocess.run([sys.executable, "-m", "cudaenv", "run", project.root.name, "--gpus", "none", "--",
+                                 "true"], cwd=project.root.parent, capture_output=True, text=True,
+                                stdin=subprocess.DEVNULL, timeout=600, env=cli_env())
+        assert result.returncode == 0, result.stderr
+        assert "File not found" not in result.stderr and (project.root / "cudaenv.lock").is_file()
+    finally:
+        remove_images(engine, project.name)
+
+
 # --- detach, exec, ps, stop ---------------------------------------------------------------------
 
 

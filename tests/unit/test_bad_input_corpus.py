@@ -185,3 +185,19 @@ def test_non_utf8_nvidia_smi_output_is_a_clean_detection_error(tmp_path):
         assert "nvidia-smi" in str(exc)
     else:
         assert info is None or info.driver == "550.54.15"
+
+
+@pytest.mark.parametrize("header,expected", [
+    ('format = 2\ncudaenv = "9.1.0"\n', "format 2, written by cudaenv 9.1.0; this cudaenv reads format 1: upgrade"),
+    ('cudaenv = "0.1.0"\n', "no format, written by cudaenv 0.1.0"),
+    ('format = "one"\n', "format 'one'"),
+])
+def test_a_lock_of_another_format_says_which_cudaenv_wrote_it(tmp_path, header, expected):
+    from cudaenv.errors import UserError
+    from cudaenv.project.lock import read_lock
+
+    path = tmp_path / "cudaenv.lock"
+    path.write_text(header + 'matrix_revision = "x"\ninputs_hash = "y"\n')
+    with pytest.raises(UserError, match="format") as caught:
+        read_lock(path)
+    assert expected in str(caught.value) and str(path) in str(caught.value)
