@@ -57,6 +57,7 @@ class LocalIndex:
     root: Path
     port: int = 0
     wheels: list[Path] = field(default_factory=list)
+    handler: type | None = None  # the request handler class (its ``refused`` counts 401 answers)
 
     @property
     def url(self) -> str:
@@ -91,14 +92,41 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve_index(root: Path):
-    """Start serving ``root`` on a loopback port; returns (LocalIndex, stop function)."""
+class _BasicAuthHandler(_QuietHandler):
+    """HTTP basic auth in front of every page and file, as a private index (devpi, Artifactory) asks."""
+
+    expected = ""  # "Basic <base64 user:password>", set per server
+    refused = 0
+
+    def do_GET(self) -> None:
+        if self.headers.get("Authorization") != self.expected:
+            type(self).refused += 1
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="cudaenv-test"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        super().do_GET()
+
+    do_HEAD = do_GET
+
+
+def serve_index(root: Path, *, auth: tuple[str, str] | None = None):
+    """Start serving ``root`` on a loopback port (behind basic auth when ``auth`` is given);
+    returns (LocalIndex, stop function)."""
+    import base64
+
     (root / "files").mkdir(parents=True, exist_ok=True)
     index = LocalIndex(root)
     index._write_pages()
+    base = _QuietHandler
+    if auth is not None:
+        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        base = type("_Auth", (_BasicAuthHandler,), {"expected": f"Basic {token}", "refused": 0})
+    index.handler = base
 
     def handler(*args, **kwargs):
-        return _QuietHandler(*args, directory=str(root), **kwargs)
+        return base(*args, directory=str(root), **kwargs)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     index.port = server.server_address[1]
