@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from cudaenv.cli.output import emit_json, json_option
@@ -22,9 +24,13 @@ from cudaenv.resolver.resolve import resolve
 def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as_json, **options) -> None:
     """Pick a CUDA, cuDNN, Python and framework stack for a target host.
 
-    Constraints come from flags (a bare version means ==) or from a project DIRECTORY's
-    cudaenv.toml / pyproject.toml; the host from --driver/--gpu/--compute-capability, the
-    CUDAENV_DRIVER_VERSION / CUDAENV_GPUS environment, or this machine.
+    Constraints come from the project in DIRECTORY (default: the current directory, when it has
+    a cudaenv.toml or [tool.cudaenv] in pyproject.toml), like every other command. Flags refine
+    them: a flag replaces the project's constraint of the same name (--torch replaces
+    [frameworks] torch, --cuda replaces [cuda] version) and leaves the others as the project says.
+    Without a project, flags alone (a bare version means ==). The host comes from
+    --driver/--gpu/--compute-capability, else the project's [target], else the
+    CUDAENV_DRIVER_VERSION / CUDAENV_GPUS environment, else this machine.
 
     Exit 0 when a stack exists, 1 when none does (the output says why and what would fix it),
     2 on bad input.
@@ -34,11 +40,14 @@ def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as
       cudaenv resolve --torch 2.6 --driver 535.104.05 --gpu A100
       cudaenv resolve --tensorflow 2.15 --torch '>=2.1' --gpu T4 --json
     """
+    from cudaenv.project import load_project
+    from cudaenv.project.config import find_config
+
     project = None
     if directory is not None:
-        from cudaenv.project import load_project
-
         project = load_project(directory)  # bad input is reported before any heavy loading
+    elif find_config(Path(".")) is not None:
+        project = load_project(".")  # the project here, as lock/check/build/run use it
     from_flags = constraints_from_options(options)
     if project is None:
         constraints = from_flags or Constraints()

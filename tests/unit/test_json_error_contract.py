@@ -1,0 +1,45 @@
+"""The README's --json failure object is what cudaenv prints, and `resolve` with no directory uses
+the project in the current directory like every other command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def cudaenv(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
+    return subprocess.run([sys.executable, "-m", "cudaenv", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_the_readme_json_error_example_is_what_cudaenv_prints(tmp_path):
+    example = json.loads(re.search(r"a failure is still exactly one object on stdout:\n\n```json\n(.+?)\n```",
+                                   README.read_text(), re.S).group(1))
+    field = example["error"]["field"]
+    bad = re.search(r"got '(.+?)'", example["error"]["message"]).group(1)
+    section, key = field.split(".")
+    (tmp_path / "cudaenv.toml").write_text(f'[{section}]\n{key} = "{bad}"\n')
+    proc = cudaenv("resolve", "--json", cwd=tmp_path)
+    assert proc.returncode == example["exit_code"]
+    assert json.loads(proc.stdout) == example
+
+
+def test_resolve_without_a_directory_uses_the_project_here_and_flags_replace_its_constraints(tmp_path):
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "==2.4.1"\n\n[target]\ndriver = "550.54.15"\n')
+    here = json.loads(cudaenv("resolve", "--json", "--no-detect", cwd=tmp_path).stdout)
+    assert here["stack"]["frameworks"]["torch"] == "2.4.1"
+    assert here["host"]["driver"] == "550.54.15"  # the project's [target]
+    replaced = json.loads(cudaenv("resolve", "--json", "--no-detect", "--torch", "2.5.1", cwd=tmp_path).stdout)
+    assert replaced["stack"]["frameworks"]["torch"] == "2.5.1"
+
+
+def test_resolve_in_a_directory_without_a_project_answers_for_the_flags_alone(tmp_path):
+    proc = cudaenv("resolve", "--json", "--no-detect", "--torch", "2.6", cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["stack"]["frameworks"]["torch"].startswith("2.6")
