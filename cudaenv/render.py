@@ -194,11 +194,33 @@ def _environment():
     return env
 
 
+# What ends a Dockerfile line for Docker's parser, or for a reader's: a value holding one of these
+# could close a comment or an instruction and start another, quoted or not.
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _refuse_line_breaks(value, path: str) -> None:
+    """Every string the templates can see, wherever it lands (a comment, a label, a RUN line),
+    holds no character that could end a line: the whole class, not one template at a time."""
+    if isinstance(value, str):
+        if _LINE_BREAKING.search(value):
+            raise UnsafeValue(f"{path}: {value[:60]!r} contains a line break or another control character, "
+                              "which cannot be written into a Dockerfile safely")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_line_breaks(key, path)
+            _refuse_line_breaks(item, f"{path}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _refuse_line_breaks(item, f"{path}[{index}]")
+
+
 def render_dockerfile(context: dict, template: str = "Dockerfile.j2") -> str:
     """A project Dockerfile, or with ``template="base.Dockerfile.j2"`` a publishable base."""
     from cudaenv.errors import UserError
 
     try:
+        _refuse_line_breaks({k: v for k, v in context.items() if k != "command"}, "the image's inputs")
         text = _environment().get_template(template).render(**context)
     except UnsafeValue as exc:
         raise UserError(str(exc)) from exc
