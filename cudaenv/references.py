@@ -88,3 +88,17 @@ def check_reference(text: object, where: str) -> str:
         raise UserError(f"{where}: expected one image reference like registry.example.com/team/image:tag "
                         f"(Docker's reference grammar, name at most {NAME_MAX} characters), got {shown}")
     return text
+
+
+def is_registry_prefix(text: object) -> bool:
+    """``registry.example.com:5000/team`` (a host, an optional port 1-65535, optional namespaces):
+    where base images are mirrored or pushed. It must still leave room for a repository name."""
+    if not isinstance(text, str) or len(text) > 200:
+        return False
+    import re
+
+    match = re.fullmatch(rf"({_DOMAIN})((?:/{_COMPONENT})*)", text, re.ASCII)
+    if not match:
+        return False
+    _, _, port = match.group(1).partition(":")
+    return not port or 1 <= int(port) <= 65535

@@ -99,6 +99,10 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
     from cudaenv.engine import get_engine
     from cudaenv.engine.builders import step_timings
 
+    from cudaenv.references import check_reference
+
+    for tag in tags:
+        check_reference(tag, "--tag")
     project = load_project(directory)
     matrix = load_matrix()
     progress = BuildProgress(verbose)

@@ -45,13 +45,13 @@ def publish(registry, cuda, python, os_name, flavor, cudnn, frameworks, projects
     from cudaenv.publish import plan_items, publish_items, select_stacks, stacks_from_projects
 
     from cudaenv.project.config import REGISTRY
-    from cudaenv.references import names_registry
+    from cudaenv.references import is_registry_prefix, names_registry
 
     for option, value in (("--registry", registry), ("--base-registry", base_registry)):
         if not value:
             continue
         host = value.split("/", 1)[0]
-        if not REGISTRY.fullmatch(value) or not names_registry(host):
+        if not REGISTRY.fullmatch(value) or not is_registry_prefix(value) or not names_registry(host):
             raise UserError(f"{option} {value!r}: expected HOST[:PORT]/NAMESPACE without a scheme, "
                             "e.g. registry.example.com/ml or 127.0.0.1:5000/team")
     matrix = load_matrix()

@@ -195,6 +195,12 @@ def read_config_file(path: Path) -> tuple[dict, str]:
     return data, str(path)
 
 
+def _registry_prefix(text: str) -> bool:
+    from cudaenv.references import is_registry_prefix
+
+    return is_registry_prefix(text)
+
+
 def sanitize_name(name: str) -> str:
     """A directory name made into a valid image name (``My Project`` -> ``my-project``)."""
     cleaned = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("._-")
@@ -212,7 +218,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
 
     project = reader.section("project")
     name = reader.str(project, "project", "name") or sanitize_name(root.resolve().name)
-    if not IMAGE_NAME.fullmatch(name):
+    if not IMAGE_NAME.fullmatch(name) or len(name) > 128:  # cudaenv/<name>:<tag> stays a valid reference
         raise reader.fail("project.name", "an image name of lower-case letters, digits and . _ - (e.g. 'detector')", name)
     python_text = project.get("python")
     python = reader.spec(project, "project", "python")
@@ -252,7 +258,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         if not DEBIAN_PACKAGE.fullmatch(package):
             raise reader.fail("build.system_packages", "Debian package names (lower-case letters, digits, + - .)", package)
     base_registry = (reader.str(build, "build", "base_registry", "") or "").strip().rstrip("/")
-    if base_registry and not REGISTRY.fullmatch(base_registry):
+    if base_registry and not (REGISTRY.fullmatch(base_registry) and _registry_prefix(base_registry)):
         raise reader.fail("build.base_registry", "a registry prefix like registry.example.com:5000/mirror (no scheme)", base_registry)
     indexes = {}
     for key in ("python_index", "framework_index"):

@@ -201,3 +201,27 @@ def test_a_lock_of_another_format_says_which_cudaenv_wrote_it(tmp_path, header, 
     with pytest.raises(UserError, match="format") as caught:
         read_lock(path)
     assert expected in str(caught.value) and str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("prefix,ok", [("registry.example.com:5000/team", True), ("127.0.0.1:5000", True),
+                                       ("registry.example.com:99999/team", False), ("reg.example.com:٥٠٠٠", False),
+                                       ("reg.example.com/Team", False), ("x" * 300, False)])
+def test_registry_prefixes_docker_would_refuse_are_refused_up_front(tmp_path, prefix, ok):
+    (tmp_path / "cudaenv.toml").write_text(f'[build]\nbase_registry = "{prefix}"\n', encoding="utf-8")
+    code, out, err = invoke("resolve", str(tmp_path), "--json", "--no-detect")
+    assert_contract(code, out, err, as_json=True)
+    assert (code != 2) == ok, err
+    if not ok:
+        assert "build.base_registry" in err
+
+
+def test_an_image_name_longer_than_docker_allows_is_refused(tmp_path):
+    (tmp_path / "cudaenv.toml").write_text(f'[project]\nname = "{"a" * 300}"\n')
+    code, out, err = invoke("resolve", str(tmp_path), "--json")
+    assert code == 2 and "project.name" in err
+
+
+def test_a_build_tag_that_is_not_one_reference_is_refused_before_anything_runs(tmp_path):
+    (tmp_path / "cudaenv.toml").write_text('[project]\nname = "x"\n')
+    code, out, err = invoke("build", str(tmp_path), "-t", "bad tag\nRUN id", "--json")
+    assert code == 2 and "--tag" in err and json.loads(out)["error"]["code"] == "bad-input"
