@@ -183,7 +183,21 @@ def _interactive(engine, container_id: str) -> int:
         engine.remove(container_id)
 
 
-@click.command("run", context_settings={"ignore_unknown_options": True})
+class CommandAfterDashes(click.Command):
+    """Everything after the first ``--`` is the container's command, whole: the optional DIRECTORY
+    must never take its first word (``cudaenv run -- python train.py`` runs python in the project
+    in the current directory)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            return super().parse_args(ctx, args)
+        cut = args.index("--")
+        rest = super().parse_args(ctx, args[:cut])
+        ctx.params["command"] = tuple(ctx.params.get("command") or ()) + tuple(args[cut + 1:])
+        return rest
+
+
+@click.command("run", cls=CommandAfterDashes, context_settings={"ignore_unknown_options": True})
 @DIRECTORY
 @run_options
 @click.option("-d", "--detach", is_flag=True, help="Run in the background; see `cudaenv ps`, stop with `cudaenv stop`.")

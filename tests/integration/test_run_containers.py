@@ -341,6 +341,15 @@ def test_the_default_memlock_falls_back_to_the_daemons_limit_with_one_warning(tm
         remove_images(engine, project.name)
 
 
+def test_the_tour_form_runs_the_command_after_dashes_in_the_project_here(cuda12):
+    """`cudaenv run -- python train.py`, as the README's tour types it, from the project directory."""
+    result = subprocess.run([sys.executable, "-m", "cudaenv", "run", "--gpus", "none", "--", "python", "-c",
+                             "import os; print('ran in', os.getcwd())"], cwd=cuda12.root, capture_output=True,
+                            text=True, stdin=subprocess.DEVNULL, timeout=600, env=cli_env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ran in /workspace"
+
+
 def test_a_relative_project_directory_relocks_and_runs(tmp_path_factory, standins, engine):
     project = new_project(tmp_path_factory, standins, f"rel{uuid.uuid4().hex[:4]}", CUDA_12, "12.4")
     (project.root / "requirements.txt").write_text("")
