@@ -40,7 +40,7 @@ apt_install() {
 ensure_venv() {
     if [ ! -x "$VENV/bin/python" ]; then
         say "creating virtualenv $VENV"
-        python3 -m venv "$VENV" 2>/dev/null || { apt_install python3-venv; python3 -m venv "$VENV"; }
+        python3 -m venv --clear "$VENV" >/dev/null 2>&1 || { say "no ensurepip here: installing python3-venv"; apt_install python3-venv; python3 -m venv --clear "$VENV"; }
     fi
     say "installing cudaenv[test] into $VENV"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
