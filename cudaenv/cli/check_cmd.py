@@ -69,7 +69,14 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     project = load_project(directory or ".")
     lock = read_lock(project.lock_path)
     if lock is not None:
-        return lock.resolved_stack(), str(project.lock_path), str(project.lock_path)
+        from cudaenv.errors import CudaenvError
+        from cudaenv.project.pins import clash_message, pin_clashes
+
+        stack = lock.resolved_stack()
+        clashes = pin_clashes(stack, lock.pinned)
+        if clashes:  # judge what the lock installs, not only what its stack says
+            raise CudaenvError(f"{project.lock_path}: {clash_message(clashes, stack, lock.framework_index)}")
+        return stack, str(project.lock_path), str(project.lock_path)
     # the stack `cudaenv lock` would pin: resolved for the project's [target], not for any host
     from cudaenv.project.config import resolve_project
 

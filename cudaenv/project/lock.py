@@ -318,6 +318,11 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
         reasons.append("the configuration or a requirements file changed since the lock was written")
     if lock.matrix_revision != matrix_revision:
         reasons.append(f"the compatibility matrix changed (lock: {lock.matrix_revision}, now: {matrix_revision})")
+    from cudaenv.project.pins import pin_clashes
+
+    clashes = pin_clashes(lock.resolved_stack(), lock.pinned)
+    if clashes:
+        reasons.append("the locked packages contradict the locked stack: " + "; ".join(str(c) for c in clashes[:3]))
     if stack is None:
         reasons.append("the configuration no longer resolves to any stack")
     elif lock.stack != _without_none(stack.as_dict()):
@@ -357,4 +362,12 @@ def lock_project(project: Project, matrix) -> tuple:
         return result, None
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
     pinned = compile_requirements(project, result.stack, ca_bundle=ca_bundle)
+    from cudaenv.project.pins import clash_message, pin_clashes
+
+    clashes = pin_clashes(result.stack, pinned)
+    if clashes:  # never write a lock that contradicts its own stack
+        stack = result.stack
+        served_by = strip_credentials(framework_index(project, stack.index_urls[0] if stack.index_urls else None)
+                                      or python_index(project))
+        raise LockError(clash_message(clashes, stack, served_by))
     return result, make_lock(project, result.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
