@@ -66,23 +66,36 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
     # what is about to be written must read back: a detected value that does not fit is bad input now
     project = parse_config(directory, tomlkit.parse(text).unwrap(), f"{config_path} (as init would write it)",
                            config_path)
+    pending = None
     if not no_lock:
+        from cudaenv.project.lock import IndexUnreachable
+
         click.echo("pinning the requirements with uv …", err=True)
-        locked, lock = lock_project(project, matrix)
-        if lock is None:  # the written [target] differs from what init resolved for: say so, write nothing
+        try:
+            locked, lock = lock_project(project, matrix)
+        except IndexUnreachable as exc:  # the configuration is right; only the network is missing
+            locked, lock, pending = None, None, str(exc)
+        if lock is None and pending is None:  # the written [target] differs from what init resolved for
             click.echo(render_resolution(locked, "the [target] written to cudaenv.toml"), err=True)
             click.get_current_context().exit(1)
-        lock_text = lock.as_toml()
-        written.append(str(project.lock_path))
-    write_atomically(config_path, text)  # only now: a failed lock leaves the project untouched
+        if lock is not None:
+            lock_text = lock.as_toml()
+            written.append(str(project.lock_path))
+    write_atomically(config_path, text)  # only now: a failed resolution leaves the project untouched
     if lock_text is not None:
         write_atomically(directory / "cudaenv.lock", lock_text)
     if as_json:
-        emit_json({"ok": True, "found": detected.found, "resolution": result.as_dict(), "written": written})
+        emit_json({"ok": pending is None, "found": detected.found, "resolution": result.as_dict(), "written": written,
+                   "lock_pending": pending})
+        if pending:
+            click.get_current_context().exit(1)
         return
     _print_found(detected)
     click.echo(render_resolution(result, target.describe()))
     click.echo(f"wrote {', '.join(written)}")
+    if pending:
+        click.echo(f"cudaenv.lock is pending: {pending}", err=True)
+        click.get_current_context().exit(1)
     click.echo(f"next: cudaenv build {directory}" if str(directory) != "." else "next: cudaenv build")
 
 

@@ -100,6 +100,8 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     build.add("system_packages", [])
     build.add(tomlkit.comment('base_registry = ""   # mirror or private registry prefix for base images'))
     build.add(tomlkit.comment('ca_cert = ""         # CA bundle for builds behind a TLS-intercepting proxy'))
+    build.add(tomlkit.comment('python_index = ""    # a PyPI mirror (credentials: CUDAENV_PYTHON_INDEX_USERNAME/_PASSWORD or ~/.netrc)'))
+    build.add(tomlkit.comment('framework_index = "" # a mirror of the framework build\'s own index (e.g. PyTorch\'s cu126)'))
     doc["build"] = build
 
     run = tomlkit.table()

@@ -234,10 +234,70 @@ def uv_binary() -> str:
     return find_uv_bin()
 
 
+class IndexUnreachable(LockError):
+    """A package index did not answer (DNS, refused, timeout, TLS): nothing was resolved."""
+
+    code = "index-unreachable"
+
+
+# uv's error chain: "Failed to fetch: URL" then causes down to the root one
+_FETCH_FAILED = re.compile(r"Failed to fetch: (?P<url>\S+)")
+_CAUSES = (("dns error", "DNS: the host name does not resolve"), ("Connection refused", "connection refused"),
+           ("timed out", "timed out"), ("certificate", "TLS certificate not trusted; see [build] ca_cert"),
+           ("tcp connect error", "cannot connect"))
+
+
+def unreachable_index(stderr: str) -> str | None:
+    """'cannot reach https://…/ (DNS)' from uv's error output, or None when an index answered."""
+    match = _FETCH_FAILED.search(stderr)
+    if not match:
+        return None
+    reason = next((why for needle, why in _CAUSES if needle.lower() in stderr.lower()), None)
+    if reason is None:
+        return None
+    url = match.group("url")
+    index = strip_credentials(url.rsplit("/", 2)[0] + "/") if url.count("/") > 3 else url
+    return (f"cannot reach {index} ({reason}); nothing was locked. Use a mirror you can reach: "
+            "[build] python_index / framework_index or CUDAENV_PYTHON_INDEX / CUDAENV_FRAMEWORK_INDEX, "
+            "then run `cudaenv lock`")
+
+
+def check_requirements_file(path: Path, label: str) -> None:
+    """A requirements file is the user's input: a line pip could not read is bad input (exit 2,
+    naming the file and line), not a resolution failure reported by uv later."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{label}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
+    logical, start = "", 1
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not logical:
+            start = number
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical = (logical + line).strip()
+        if logical and not logical.startswith("-") and not logical.startswith((".", "/", "~")) \
+                and "://" not in logical.split(" ")[0]:
+            requirement = re.split(r"\s+--", logical, maxsplit=1)[0].strip()  # per-line options (--hash=...)
+            try:
+                Requirement(requirement)
+            except InvalidRequirement as exc:
+                raise UserError(f"{label}:{start}: {requirement[:80]!r} is not a requirement pip can read "
+                                f"({str(exc).splitlines()[0][:120]})") from exc
+        logical = ""
+
+
 def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | None = None) -> list[str]:
     """Pin the project's requirements together with the framework build, for the image's Python."""
     if not project.requirements and not stack.requirements:
         return []
+    for relative in project.requirements:
+        if relative.name != "pyproject.toml":
+            check_requirements_file(project.root / relative, str(project.root / relative))
     with tempfile.TemporaryDirectory(prefix="cudaenv-lock-") as tmp:
         frameworks_in = Path(tmp) / "frameworks.in"
         frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
@@ -264,6 +324,9 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
             env["SSL_CERT_FILE"] = ca_bundle
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root)
     if proc.returncode != 0:
+        unreachable = unreachable_index(proc.stderr)
+        if unreachable:
+            raise IndexUnreachable(unreachable)
         detail = "\n".join(line for line in proc.stderr.strip().splitlines() if line.strip())
         raise LockError(f"the project's requirements cannot be resolved together with "
                         f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
