@@ -26,3 +26,65 @@ def with_registry(reference: str, registry: str) -> str:
     else:
         path = reference
     return f"{registry.rstrip('/')}/{path}"
+
+
+# Docker's reference grammar (distribution/reference, the grammar `docker pull` parses):
+#   reference := name [":" tag] ["@" digest];  name := [domain "/"] path-component ("/" path-component)*
+#   domain := host [":" port];  path-component := [a-z0-9]+ (separator [a-z0-9]+)*;  separator := [_.] | "__" | "-"+
+#   tag := [A-Za-z0-9_][A-Za-z0-9_.-]{0,127};  digest := algorithm ":" [0-9a-fA-F]{32,}
+# A name is at most 255 characters. ASCII only: no newline, space or other character can split a
+# FROM line or a shell word. Compiled on first use so importing this module stays cheap.
+NAME_MAX = 255
+_DOMAIN = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])(?:\.(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]))*(?::[0-9]{1,5})?"
+_COMPONENT = r"[a-z0-9]+(?:(?:[_.]|__|-+)[a-z0-9]+)*"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_PATTERNS: dict[str, object] = {}
+
+
+def _pattern(kind: str):
+    import re
+
+    if kind not in _PATTERNS:
+        text = {
+            "reference": rf"(?P<name>(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*)(?::{_TAG})?(?:@{_DIGEST})?",
+            "repository": rf"(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*",
+            "tag": _TAG,
+        }[kind]
+        _PATTERNS[kind] = re.compile(text, re.ASCII)
+    return _PATTERNS[kind]
+
+
+def is_reference(text: object) -> bool:
+    """Whether ``text`` is exactly one image reference (``nvidia/cuda:12.4.1-runtime-ubuntu22.04``,
+    ``127.0.0.1:5000/library/python:3.11-slim``, ``name@sha256:…``)."""
+    if not isinstance(text, str):
+        return False
+    match = _pattern("reference").fullmatch(text)
+    return bool(match) and _domain_rule(match.group("name"))
+
+
+def _domain_rule(name: str) -> bool:
+    """The grammar's optional domain matches any first component; Docker treats it as a registry
+    only when it names one (``names_registry``), and otherwise as a lower-case path component."""
+    first, _, rest = name.partition("/")
+    return len(name) <= NAME_MAX and (not rest or names_registry(first) or first == first.lower())
+
+
+def is_repository(text: object) -> bool:
+    return isinstance(text, str) and bool(_pattern("repository").fullmatch(text)) and _domain_rule(text)
+
+
+def is_tag(text: object) -> bool:
+    return isinstance(text, str) and bool(_pattern("tag").fullmatch(text))
+
+
+def check_reference(text: object, where: str) -> str:
+    """``text`` if it is one image reference, else a one-line UserError naming ``where``."""
+    if not is_reference(text):
+        from cudaenv.errors import UserError
+
+        shown = repr(text) if len(repr(text)) <= 120 else repr(text)[:117] + "..."
+        raise UserError(f"{where}: expected one image reference like registry.example.com/team/image:tag "
+                        f"(Docker's reference grammar, name at most {NAME_MAX} characters), got {shown}")
+    return text
