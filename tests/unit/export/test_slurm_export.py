@@ -343,3 +343,24 @@ def test_hostile_command_and_env_reach_the_launcher_verbatim(project, env, tmp_p
         assert "--container-mounts=" + str(work) + ":/workspace" in decoded
     else:
         assert "NOTE=$(touch pwned) it's" in decoded
+
+
+def test_docker_gpus_is_refused_for_other_runtimes(project, env):
+    proc = export(project, env, "--runtime", "pyxis", "--image", IMAGE, "--docker-gpus", "none")
+    assert proc.returncode == 2 and "--docker-gpus applies to --runtime docker only" in proc.stderr
+
+
+README_FEATURES = {"a100": ("A100", "550.54.15"), "h100": ("H100", "550.54.15"), "v100": ("V100", "470.82.01")}
+
+
+def test_the_readme_slurm_example_is_what_cudaenv_prints(tmp_path, env):
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme.split("### Slurm", 1)[1]
+    command = re.search(r"```sh\n(cudaenv export slurm .+?) > train\.sbatch", section, re.S).group(1)
+    shown = re.search(r"```bash\n(.+?)```", section, re.S).group(1)
+    directory = make_project(tmp_path / "detector", env, features=README_FEATURES)
+    args = shlex.split(command.replace("\\\n", " "))[4:]  # after `cudaenv export slurm .`
+    assert script(directory, env, *args) == shown
