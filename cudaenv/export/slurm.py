@@ -162,11 +162,19 @@ def constraint_for(matrix, stack, features: tuple[NodeFeature, ...]) -> tuple[tu
 
 
 def enroot_image(reference: str) -> str:
-    """pyxis/enroot's image URI: ``REGISTRY#PATH[:TAG][@DIGEST]`` — enroot separates the registry
-    host with ``#`` (``ghcr.io/team/img@sha256:…`` -> ``ghcr.io#team/img@sha256:…``); a Docker Hub
-    reference stays as it is."""
-    first, _, rest = reference.partition("/")
-    return f"{first}#{rest}" if rest and names_registry(first) else reference
+    """pyxis/enroot's image URI, ``[REGISTRY#]IMAGE[:TAG]``: enroot separates the registry host with
+    ``#``, and its reference pattern (src/docker.sh, ``docker::import``) has no ``@``: a digest goes
+    where the tag goes, since the tag is put into the registry's ``/manifests/<tag>`` URL, which
+    takes a digest as well. ``ghcr.io/team/img:1@sha256:…`` -> ``ghcr.io#team/img:sha256:…``; a
+    Docker Hub reference keeps no registry part."""
+    name, at, digest = reference.partition("@")
+    if at:
+        last = name.rsplit("/", 1)
+        if ":" in last[-1]:  # the digest pins the image; a tag beside it would only be ignored
+            name = name[: name.rindex(":")]
+        name = f"{name}:{digest}"
+    first, _, rest = name.partition("/")
+    return f"{first}#{rest}" if rest and names_registry(first) else name
 
 
 def image_for(runtime: str, image: str | None, local_tag: str | None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -218,11 +219,13 @@ def test_passthrough_options_become_sbatch_lines(project, env):
 
 def test_pyxis_image_uses_enroots_registry_separator(project, env):
     text = script(project, env, "--runtime", "pyxis", "--image", IMAGE)
-    assert "--container-image='registry.example.com:5000#ml/detector@sha256:" in text
+    assert "--container-image='registry.example.com:5000#ml/detector:sha256:" in text
 
 
 @pytest.mark.parametrize("reference, expected", [
-    ("ghcr.io/team/img:1@sha256:" + "a" * 64, "ghcr.io#team/img:1@sha256:" + "a" * 64),
+    ("ghcr.io/team/img:1@sha256:" + "a" * 64, "ghcr.io#team/img:sha256:" + "a" * 64),
+    ("127.0.0.1:5000/ml/det@sha256:" + "b" * 64, "127.0.0.1:5000#ml/det:sha256:" + "b" * 64),
+    ("team/img@sha256:" + "c" * 64, "team/img:sha256:" + "c" * 64),
     ("127.0.0.1:5000/library/python:3.11", "127.0.0.1:5000#library/python:3.11"),
     ("localhost/img", "localhost#img"),
     ("team/img:2", "team/img:2"),  # Docker Hub: enroot's default registry, no separator
@@ -230,6 +233,12 @@ def test_pyxis_image_uses_enroots_registry_separator(project, env):
 ])
 def test_enroot_image(reference, expected):
     assert enroot_image(reference) == expected
+    assert ENROOT_REFERENCE.fullmatch(expected)
+
+
+# enroot's own pattern for docker:// references (NVIDIA/enroot src/docker.sh, docker::import):
+# [USER@][REGISTRY#]IMAGE[:TAG] with IMAGE [[:lower:][:digit:]/._-]+ and TAG [[:alnum:]._:-]+
+ENROOT_REFERENCE = re.compile(r"(?:([^#]+)#)?([a-z0-9/._-]+)(?::([A-Za-z0-9._:-]+))?")
 
 
 def test_docker_runtime_defaults_to_the_projects_local_tag(project, env):
