@@ -4,6 +4,9 @@
   developer's machine, but with ``CI=true`` the whole run stops with a failure: a green CI must
   never hide tests that did not run.
 * ``@pytest.mark.e2e`` tests download real frameworks; they run only when asked (``-m e2e``).
+* ``@pytest.mark.slurm`` tests submit jobs to a real one-node Slurm cluster (Debian's slurm-wlm and
+  munge, tests/support/slurm_cluster.py) that the ``slurm_cluster`` fixture starts detached and
+  stops when the session ends; like Docker, a missing Slurm is a failure with ``CI=true``.
 * The local registry (Debian's ``docker-registry``) is started on a loopback port by the
   ``registry`` fixture and stopped when the session ends.
 """
@@ -49,6 +52,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=deselected)
             items[:] = selected
 
+    _require_slurm(items)
     if not any("docker" in item.keywords for item in items):
         return
     reason = docker_unreachable_reason()
@@ -65,6 +69,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "docker" in item.keywords:
             item.add_marker(skip)
+
+
+def slurm_unavailable_reason() -> str | None:
+    from tests.support.slurm_cluster import missing_tools
+
+    missing = missing_tools()
+    if missing:
+        return f"not installed: {', '.join(missing)} (scripts/test.sh installs slurm-wlm and munge)"
+    if os.geteuid() != 0:
+        return "the one-node cluster runs slurmd as root (stand-in GPU devices are made with mknod)"
+    return None
+
+
+def _require_slurm(items: list[pytest.Item]) -> None:
+    wanted = [item for item in items if "slurm" in item.keywords]
+    reason = slurm_unavailable_reason() if wanted else None
+    if reason is None:
+        return
+    if in_ci():
+        pytest.exit(f"CI=true and {len(wanted)} selected tests need Slurm, but {reason}. Run scripts/test.sh.",
+                    returncode=3)
+    for item in wanted:
+        item.add_marker(pytest.mark.skip(reason=f"Slurm unavailable: {reason}"))
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    """A real one-node Slurm cluster (two stand-in GPUs as GRES), stopped when the session ends."""
+    from tests.support.slurm_cluster import SlurmCluster
+
+    logs = Path(os.environ.get("CUDAENV_TEST_LOGS", REPO_ROOT / ".test-logs")) / "slurm"
+    cluster = SlurmCluster.start(tmp_path_factory.mktemp("slurm"), logs, gpus=2)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture(scope="session")

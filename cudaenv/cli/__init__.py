@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("cudaenv.cli.check_cmd:doctor", "Report this host: driver, GPUs, Docker, NVIDIA runtime, BuildKit."),
     "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),
     "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, sharing base images."),
+    "export": ("cudaenv.cli.export_cmd:export", "Export the project for a cluster: `export slurm` writes an sbatch script."),
 }
 
 

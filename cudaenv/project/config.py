@@ -34,7 +34,10 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "target": ("driver", "gpus", "compute_capabilities"),
     "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index", "ca_cert"),
     "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits"),
+    "cluster": ("slurm",),
 }
+# [cluster.slurm]: what `cudaenv export slurm` reads (the feature specs are checked there)
+CLUSTER_SLURM_KEYS = ("features",)
 
 # Debian policy 5.6.1: lower case letters, digits, + - . ; at least two characters; starts alphanumeric
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
@@ -283,6 +286,12 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         if not exists:
             raise ConfigError(f"{where}: build.ca_cert: file {shown(ca_text)} does not exist")
 
+    cluster_slurm = reader.section("cluster").get("slurm", {})
+    if not isinstance(cluster_slurm, dict):
+        raise reader.fail("[cluster.slurm]", "a table", cluster_slurm)
+    for key in cluster_slurm:
+        if key not in CLUSTER_SLURM_KEYS:
+            raise ConfigError(f"{where}: unknown key 'cluster.slurm.{key}' (allowed: {', '.join(CLUSTER_SLURM_KEYS)})")
     run = reader.section("run")
     gpus_value = run.get("gpus", "all")
     gpus_text = str(gpus_value) if isinstance(gpus_value, int) and not isinstance(gpus_value, bool) else gpus_value

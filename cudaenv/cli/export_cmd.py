@@ -1,0 +1,18 @@
+"""``cudaenv export``: artefacts for running the project elsewhere, one lazily imported
+subcommand per target (the same lazy table as the top-level commands)."""
+
+from __future__ import annotations
+
+import click
+
+from cudaenv.cli._lazy import LazyGroup
+
+# name -> (module:command, one-line help)
+EXPORT_COMMANDS: dict[str, tuple[str, str]] = {
+    "slurm": ("cudaenv.cli.export_slurm_cmd:slurm", "An sbatch script: GRES, node features, pyxis/Apptainer/Docker."),
+}
+
+
+@click.group("export", cls=LazyGroup, lazy_commands=EXPORT_COMMANDS)
+def export() -> None:
+    """Write what another system needs to run the project's stack."""

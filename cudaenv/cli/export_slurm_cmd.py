@@ -1,0 +1,63 @@
+"""``cudaenv export slurm``: the project's stack as an sbatch script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("slurm", context_settings={"ignore_unknown_options": True})
+@click.argument("directory", required=False, default=".",
+                type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--runtime", type=click.Choice(["pyxis", "apptainer", "docker"]), default="pyxis", show_default=True,
+              help="How nodes start containers: pyxis/enroot (srun --container-image), Apptainer, or Docker.")
+@click.option("--image", default=None, metavar="REF",
+              help="The image as the nodes pull it, best by digest (REGISTRY/PATH@sha256:...). "
+                   "Default for --runtime docker: the project's local tag.")
+@click.option("--gpus", type=int, default=None, metavar="N", help="GPUs per job (--gres=gpu:N); default from [run] gpus.")
+@click.option("--time", "time_limit", default=None, help="Time limit (sbatch --time), e.g. 4:00:00 or 2-00:00:00.")
+@click.option("--partition", default=None, help="Partition(s) (sbatch --partition).")
+@click.option("--account", default=None, help="Account to charge (sbatch --account).")
+@click.option("--job-name", default=None, help="Job name (default: the project's name).")
+@click.option("--output", default=None, metavar="PATH", help="Job log (sbatch --output; default %x-%j.out).")
+@click.option("-e", "--env", "env", multiple=True, help="Set NAME=value in the container (on top of [run] env).")
+@click.option("--no-constraint", is_flag=True, help="Leave out --constraint even when node features are configured.")
+@click.option("--docker-gpus", type=click.Choice(["allocated", "none"]), default="allocated", show_default=True,
+              help="--runtime docker: hand the job's GPUs (SLURM_JOB_GPUS) to the container, or none.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_name, output, env, no_constraint,
+          docker_gpus, command) -> None:
+    """Print an sbatch script that runs COMMAND (default: [run] command) in the project's image.
+
+    The stack comes from cudaenv.lock. Where the site tags nodes with features, describe them in
+    [cluster.slurm.features] and the script asks for the ones that can run the stack:
+
+        cudaenv export slurm . --runtime pyxis --image reg.example.com/team/det@sha256:... \\
+            --time 4:00:00 --partition gpu -- python train.py > train.sbatch
+    """
+    from cudaenv.errors import UserError
+    from cudaenv.export.slurm import build_job, image_for, render_script
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import current_lock
+    from cudaenv.runopts import parse_env
+
+    project = load_project(directory)
+    matrix = load_matrix()
+    lock, stale = current_lock(project, matrix)
+    if lock is None or stale:
+        raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
+    local_tag = None
+    if image is None and runtime == "docker":
+        from cudaenv.cli.build_cmd import buildkit_available
+        from cudaenv.image import plan_image, published_base_for
+
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
+                          published_base=published_base_for(project, matrix, lock))
+        local_tag = plan.default_tag
+    job = build_job(project, matrix, lock.resolved_stack(), runtime=runtime,
+                    image=image_for(runtime, image, local_tag), gpus=gpus, time=time_limit, partition=partition,
+                    account=account, job_name=job_name, output=output, command=tuple(command), env=parse_env(env),
+                    use_features=not no_constraint, docker_gpus=docker_gpus)
+    click.echo(render_script(job), nl=False)
