@@ -50,10 +50,13 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     project = tomlkit.table()
     project.add("name", sanitize_name(root_name))
     project["name"].comment("image name")
-    python = detected.python or stack.python
-    project.add("python", python)
-    project["python"].comment("detected" if detected.python else "newest Python every framework publishes wheels for")
+    if detected.python:  # only what the project itself constrains: the resolved version lives in the lock
+        project.add("python", detected.python)
+        project["python"].comment("detected")
     project.add("requirements", requirement_files)
+    if not detected.python:
+        project.add(tomlkit.comment(f'python = "{stack.python}"   # optional; unset, cudaenv picks the newest Python '
+                                    f'the frameworks support (now {stack.python}, recorded in cudaenv.lock)'))
     doc["project"] = project
 
     frameworks = tomlkit.table()
