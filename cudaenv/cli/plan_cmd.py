@@ -52,6 +52,8 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, as_
             for project in unfit:
                 reasons = [p.message for p in project.problems if not p.is_fix]
                 click.echo(f"  {project.name}: {reasons[0] if reasons else 'no stack'}")
+                for fix in (p for p in project.problems if p.is_fix):  # the fixes `resolve` offers
+                    click.echo(f"    → {fix.message}")
             if result.driver_upgrade:
                 click.echo(f"\nupgrade the driver to >= {result.driver_upgrade} and every project fits")
             else:
