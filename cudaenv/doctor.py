@@ -33,11 +33,36 @@ class Check:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 
+BUILD_ONLY_HELP = ("install the NVIDIA driver for your GPU (https://www.nvidia.com/Download/index.aspx); or, when "
+                   "this machine only builds images, declare the target host: CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, "
+                   "or [target] driver/gpus in the project's cudaenv.toml")
+
+
+def declared_target() -> str | None:
+    """Where the target host is declared when this machine is not it (a build machine, a CI runner)."""
+    if os.environ.get("CUDAENV_DRIVER_VERSION") or os.environ.get("CUDAENV_GPUS"):
+        return "CUDAENV_DRIVER_VERSION / CUDAENV_GPUS"
+    try:
+        from cudaenv.project import load_project
+        from cudaenv.project.config import find_config
+
+        if find_config(Path(".")) is not None:
+            target = load_project(".").target
+            if target.driver or target.gpus or target.compute_capabilities:
+                return f"[target] in {find_config(Path('.'))}"
+    except Exception:  # a broken project is other commands' business: doctor reports the host
+        return None
+    return None
+
+
 def _driver_checks(matrix: Matrix, info: HostInfo) -> list[Check]:
     if info.driver is None:
+        declared = declared_target()
+        if declared:  # a build-only host is a supported role, not a failure
+            return [Check("NVIDIA driver", True, f"none on this machine: a build-only host (the target is declared "
+                                                 f"by {declared})")]
         return [Check("NVIDIA driver", False, "no NVIDIA driver found (NVML, nvidia-smi, /proc/driver/nvidia/version)",
-                      "install the NVIDIA driver for your GPU (https://www.nvidia.com/Download/index.aspx), or declare "
-                      "the target host with --driver/--gpu when this machine only builds images")]
+                      BUILD_ONLY_HELP)]
     checks = []
     module = f", {info.kernel_module} kernel module" if info.kernel_module else ""
     support = driver_support(matrix, info.driver)
@@ -125,7 +150,10 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
         checks = [Check("NVIDIA driver", False, str(exc), "check the driver installation (`nvidia-smi`)")]
     docker_checks, docker_info = _docker_checks()
     checks += docker_checks
-    checks.append(_runtime_check(docker_info))
+    runtime = _runtime_check(docker_info)
+    if not runtime.ok and info.driver is None and declared_target():
+        runtime = Check(runtime.name, True, "not configured; not needed here (a build-only host runs no GPU containers)")
+    checks.append(runtime)
     checks.append(_buildkit_check())
     overlays = [f for f in matrix.files if not f.startswith(str(Path(matrix.files[0]).parent))] if matrix.files else []
     checks.append(Check("compatibility matrix", True, f"revision {matrix.revision}"

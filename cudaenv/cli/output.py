@@ -45,7 +45,10 @@ def error_object(exc: BaseException, *, code: str, message: str | None = None) -
     file = getattr(exc, "file", None) or getattr(exc, "filename", None)
     field = getattr(exc, "field", None)
     parts = text.split(": ")
-    if file is None and len(parts) > 1 and ("/" in parts[0] or parts[0].endswith((".toml", ".lock", ".txt", ".json"))):
+    head = parts[0]
+    looks_like_file = not head.startswith("-") and "'" not in head and (
+        "/" in head or head.split(" [")[0].endswith((".toml", ".lock", ".txt", ".json")))
+    if file is None and len(parts) > 1 and looks_like_file:
         file = parts[0].split(" [")[0]
         if field is None and len(parts) > 2 and _FIELD.fullmatch(parts[1]) and " " not in parts[1]:
             field = parts[1]

@@ -194,7 +194,8 @@ def test_check_image_that_does_not_exist_exits_2_with_one_line(env):
     proc = cudaenv("check", "--image", missing, "--driver", "550.54.15", "--json", env=env)
 
     assert proc.returncode == 2
-    assert proc.stdout == ""
+    error = json.loads(proc.stdout)["error"]  # --json: the one error object, even here
+    assert error["code"] == "bad-input" and error["file"] is None and "no such image" in error["message"]
     line = one_error_line(proc)
     assert missing in line and "no such image" in line
 
@@ -204,7 +205,7 @@ def test_check_image_not_built_by_cudaenv_exits_2_with_one_line(standin_image, e
     proc = cudaenv("check", "--image", standin_image, "--driver", "550.54.15", "--json", env=env)
 
     assert proc.returncode == 2
-    assert proc.stdout == ""
+    assert json.loads(proc.stdout)["error"]["code"] == "bad-input"
     assert "not built by cudaenv (no io.cudaenv.stack label)" in one_error_line(proc)
 
 
@@ -306,8 +307,21 @@ def test_doctor_reports_the_missing_driver_with_a_fix(doctor_here):
     assert proc.returncode == 1
     assert check["ok"] is False
     assert "no NVIDIA driver found" in check["detail"]
-    assert "--driver" in check["fix"]  # a build-only machine declares its target instead
+    assert "CUDAENV_DRIVER_VERSION" in check["fix"] and "[target]" in check["fix"]  # what a build-only host declares
+    assert "--driver" not in check["fix"]  # doctor has no such option: never suggest one
     assert (payload["host"]["driver"], payload["host"]["gpus"]) == (None, [])
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(has_nvidia_driver(), reason="this machine has an NVIDIA driver")
+def test_a_build_only_host_with_a_declared_target_is_healthy(env):
+    proc = cudaenv("doctor", "--json", env=dict(env, CUDAENV_DRIVER_VERSION="550.54.15"))
+    payload = one_json_object(proc)
+    driver, runtime = check_named(payload, "NVIDIA driver"), check_named(payload, "NVIDIA container runtime")
+    assert driver["ok"] and "build-only host" in driver["detail"] and "CUDAENV_DRIVER_VERSION" in driver["detail"]
+    assert runtime["ok"] and "not needed" in runtime["detail"]
+    assert proc.returncode == (0 if all(c["ok"] for c in payload["checks"]) else 1)
+    assert all(c["ok"] for c in payload["checks"] if c["name"] in ("Docker engine", "BuildKit")) is (proc.returncode == 0)
 
 
 @pytest.mark.skipif(has_nvidia_runtime(), reason="this machine has an NVIDIA container runtime")
