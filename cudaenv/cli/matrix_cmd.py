@@ -109,6 +109,15 @@ def _find(m: Matrix, kind: str, wanted: str):
         gpu = m.find_gpu(wanted)
         if gpu is not None:
             return gpu
+    if kind in {"torch", "tensorflow", "jax", "mxnet"}:  # the spelling --torch accepts: 2.6 means ==2.6 (2.6.0)
+        from packaging.version import Version
+
+        from cudaenv.versions import parse_specifier, specifier_contains
+
+        requested = parse_specifier(wanted)
+        matches = [r for r in rows if requested is not None and specifier_contains(requested, spec.key(r))]
+        if matches:
+            return max(matches, key=lambda r: Version(spec.key(r)))
     if kind in {"cuda", "image", "cudnn"} and is_numeric(wanted):
         matches = [r for r in rows if spec.key(r).startswith(wanted + ".")]
         if matches:

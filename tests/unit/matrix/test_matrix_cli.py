@@ -71,3 +71,15 @@ def test_show_unknown_version_via_main_exits_2(capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "unknown torch '2.6.9'" in err and "nearest" in err
+
+
+@pytest.mark.parametrize("spelling,version", [("2.6", "2.6.0"), ("==2.6.0", "2.6.0"), (">=2.4,<2.6", "2.5.1")])
+def test_matrix_show_accepts_the_spellings_the_framework_flags_accept(spelling, version):
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "cudaenv", "matrix", "show", "torch", spelling, "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["version"] == version
