@@ -132,11 +132,32 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
             click.echo(f"    {timing.seconds:6.1f}s  {' '.join(timing.step.split())[:90]}")
 
 
+# How a builder words "could not fetch the base image" (BuildKit and the classic builder).
+_PULL_FAILED = ("failed to resolve source metadata", "pull access denied", "failed to do request",
+                "manifest unknown", "not found: manifest", "registry-1.docker.io", "toomanyrequests",
+                "error pulling image", "failed to authorize")
+
+
+def pull_hint(text: str) -> str | None:
+    """When a base image could not be pulled, say how to use a mirror instead."""
+    import re
+
+    missing_image = re.search(r"ERROR: \S+:\S+: not found", text)  # BuildKit: the reference has no manifest
+    if missing_image or any(marker in text for marker in _PULL_FAILED):
+        return ("the base image could not be pulled: if Docker Hub is unreachable or rate-limited here, set "
+                "[build] base_registry in cudaenv.toml to a mirror or private registry that has it (e.g. "
+                "base_registry = \"registry.example.com/dockerhub\"), or `cudaenv publish` the bases there")
+    return None
+
+
 def report_build_error(exc: BuildError) -> None:
     click.echo(f"✗ {exc}", err=True)
     if exc.log_tail:
         click.echo("--- last lines of the failing step ---", err=True)
         click.echo(exc.log_tail, err=True)
+    hint = pull_hint(f"{exc}\n{exc.log_tail}")
+    if hint:
+        click.echo(f"→ {hint}", err=True)
 
 
 def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False, pull=False, network=None,
