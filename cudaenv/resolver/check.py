@@ -57,11 +57,14 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
             caveats.append("runs through forward compatibility (cuda-compat in the image; data-center GPUs only)")
     ptx_jit = mode != drv.MINOR_VERSION
     for gpu in host.gpus:
-        if not gpu_rules.toolkit_supports(matrix, stack.cuda, gpu.compute_capability):
+        if not gpu_rules.toolkit_runs_on(matrix, stack.cuda, gpu.compute_capability, ptx_jit=ptx_jit):
             bounds = gpu_rules.toolkit_range(matrix, stack.cuda)
             span = f" ({_sm(bounds[0])}–{_sm(bounds[1])})" if bounds else ""
-            reasons.append(f"GPU {gpu.label} is outside what CUDA {stack.cuda} can target{span}")
+            reasons.append(f"GPU {gpu.label} cannot run the libraries of CUDA {stack.cuda}{span}")
             continue
+        if stack.flavor == "devel" and not gpu_rules.toolkit_supports(matrix, stack.cuda, gpu.compute_capability):
+            caveats.append(f"nvcc of CUDA {stack.cuda} cannot target {gpu.label} natively; code compiled in this "
+                           "image for an older capability of the same major runs on it by binary compatibility")
         for framework, sass, ptx in stack.gpu_targets:
             runs = gpu_rules.build_runs_on(sass, ptx, gpu.compute_capability, ptx_jit=ptx_jit)
             if runs is False:

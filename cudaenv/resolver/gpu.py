@@ -1,7 +1,11 @@
 """Axis 2 of the design: can this GPU run code from this toolkit and this framework build?
 
-* The toolkit: the GPU's compute capability must lie in the range the CUDA release targets
-  (Kepler sm_37 left CUDA 12.0; Hopper sm_90 needs CUDA >= 11.8).
+* The toolkit's libraries (cuBLAS, cuDNN, …) are prebuilt binaries like any other: they run on a
+  GPU whose capability is at least the lowest one the release targets (Kepler sm_37 left CUDA
+  12.0: nothing below runs) and, above the highest one, by NVIDIA's binary-compatibility rule —
+  SASS for X.y runs on X.z with z >= y (an RTX 4090, sm_89, runs CUDA 11.7's sm_86/sm_87 code) —
+  or, for a newer major, through PTX JIT. What the release can *compile* for (nvcc's target
+  range, e.g. sm_89 needs CUDA 11.8) matters only when the stack compiles for the GPU (devel).
 * The build: native code (SASS) for X.y runs on X.z with z >= y; PTX for any capability <= the
   GPU's is JIT-compiled by the driver — but not under minor-version compatibility.
 * The driver branch must still support the GPU's architecture (Kepler ends at R470).
@@ -29,6 +33,21 @@ def toolkit_supports(matrix: Matrix, cuda_xy: str, cc: str) -> bool:
         return False
     low, high = (numeric_key(b) for b in bounds)
     return low <= numeric_key(cc) <= high
+
+
+def toolkit_runs_on(matrix: Matrix, cuda_xy: str, cc: str, *, ptx_jit: bool) -> bool:
+    """Whether CUDA x.y's own prebuilt libraries run on a GPU of capability ``cc`` (CUDA C++
+    Programming Guide, "Binary Compatibility" and "PTX Compatibility")."""
+    bounds = toolkit_range(matrix, cuda_xy)
+    if bounds is None:
+        return False
+    low, high = (numeric_key(b) for b in bounds)
+    gpu = numeric_key(cc)
+    if gpu < low:
+        return False  # the release carries no code old enough
+    if gpu <= high or gpu[0] == high[0]:
+        return True  # native, or SASS of the same major and a lower minor
+    return ptx_jit  # a newer major: only the PTX the libraries carry, JIT-compiled by the driver
 
 
 def build_runs_on(sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, *, ptx_jit: bool) -> bool | None:

@@ -209,7 +209,9 @@ def _ptx_jit(ctx: _Context, xy: str) -> bool:
 
 
 def _toolkit_ok(ctx: _Context, xy: str) -> bool:
-    return all(gpu_rules.toolkit_supports(ctx.matrix, xy, g.compute_capability) for g in ctx.host.gpus)
+    """The release's own libraries run on every GPU (see gpu.toolkit_runs_on: not nvcc's range)."""
+    ptx_jit = _ptx_jit(ctx, xy)
+    return all(gpu_rules.toolkit_runs_on(ctx.matrix, xy, g.compute_capability, ptx_jit=ptx_jit) for g in ctx.host.gpus)
 
 
 def _range_floor(spec: SpecifierSet | None) -> str | None:
@@ -507,14 +509,14 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         xys = allowed
 
     for g in host.gpus:
-        toolkit_ok = [xy for xy in xys if gpu_rules.toolkit_supports(m, xy, g.compute_capability)]
+        toolkit_ok = [xy for xy in xys if gpu_rules.toolkit_runs_on(m, xy, g.compute_capability, ptx_jit=_ptx_jit(ctx, xy))]
         if not toolkit_ok:
             ranges = {xy: gpu_rules.toolkit_range(m, xy) for xy in xys}
-            supporting = [xy for xy in m.cuda_minors if gpu_rules.toolkit_supports(m, xy, g.compute_capability)]
-            need = (f"CUDA {supporting[0]}–{supporting[-1]} support it" if supporting else "no CUDA in the matrix supports it")
+            supporting = [xy for xy in m.cuda_minors if gpu_rules.toolkit_runs_on(m, xy, g.compute_capability, ptx_jit=True)]
+            need = (f"CUDA {supporting[0]}–{supporting[-1]} run on it" if supporting else "no CUDA in the matrix runs on it")
             what = ", ".join(f"{xy} (sm_{r[0].replace('.', '')}–sm_{r[1].replace('.', '')})" for xy, r in ranges.items() if r)
             problems.append(Problem("gpu-unsupported-by-cuda",
-                                    f"{g.label} is outside what CUDA {_fmt_versions(xys)} can target ({what}); {need}"))
+                                    f"{g.label} cannot run the libraries of CUDA {_fmt_versions(xys)} ({what}); {need}"))
     if problems:
         return problems + _fixes(ctx)
     xys = [xy for xy in xys if _toolkit_ok(ctx, xy)]

@@ -482,7 +482,7 @@ def test_detected_r470_host_fails_a_cuda_12_stack_for_driver_and_gpu(fake_smi):
     assert proc.returncode == 1
     assert result["host"] == {"driver": "470.42.01", "gpus": ["K80 (sm_37)", "K80 (sm_37)"]}
     assert any("driver 470.42.01" in reason for reason in result["reasons"])
-    assert any("outside what CUDA 12.4 can target" in reason for reason in result["reasons"])
+    assert any("cannot run the libraries of CUDA 12.4" in reason for reason in result["reasons"])  # Kepler left 12.0
 
 
 def test_no_detect_never_runs_nvidia_smi(fake_smi):

@@ -75,8 +75,9 @@ def test_every_returned_stack_satisfies_every_constraint_and_rule(project, targe
     if driver is not None:
         mode = drv.driver_mode(M, driver, s.cuda, all_datacenter=h.all_datacenter)
         assert mode is not None and mode == s.driver_compatibility
-    for g in h.gpus:
-        assert gpu_rules.toolkit_supports(M, s.cuda, g.compute_capability)
+    for g in h.gpus:  # the release's own libraries run on it (NVIDIA's binary/PTX compatibility rule)
+        assert gpu_rules.toolkit_runs_on(M, s.cuda, g.compute_capability,
+                                         ptx_jit=s.driver_compatibility != drv.MINOR_VERSION)
         if driver is not None:
             assert gpu_rules.driver_supports_architecture(M, driver, g) is not False
     ptx_jit = s.driver_compatibility != drv.MINOR_VERSION

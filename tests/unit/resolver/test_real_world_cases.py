@@ -80,16 +80,19 @@ def test_no_forward_compatibility_for_a_geforce_gpu():
 # --- axis 2: GPU <-> build ----------------------------------------------------------------------
 
 
-def test_h100_cannot_run_cuda_11_7_builds():
-    # Hopper (sm_90) needs CUDA >= 11.8 (CUDA 11.8 release notes); torch 1.13.1 is built for 11.6/11.7.
+def test_h100_cannot_run_torch_1_13_1_builds():
+    # torch 1.13.1's cu116/cu117 wheels carry SASS up to sm_86 and no PTX (matrix/torch.toml, from the wheels):
+    # Hopper (sm_90) is a newer major, so nothing in them runs there ("no kernel image is available").
     r = resolve_case(torch="1.13.1", driver="535.104.05", gpus=["H100"])
-    assert not r.ok and "gpu-unsupported-by-cuda" in codes(r)
+    assert not r.ok and "gpu-unsupported-by-build" in codes(r)
     assert any(p.code == "fix-relax-pin" for p in r.problems)
 
 
-def test_h100_with_cuda_11_7_pinned():
+def test_h100_with_cuda_11_7_pinned_runs_only_builds_that_carry_ptx():
+    # CUDA 11.7's libraries reach sm_90 only through PTX JIT (CUDA C++ Programming Guide, PTX compatibility);
+    # every torch release built for 11.7 lacks sm_90 SASS and PTX, so pinning 11.7 finds no torch for Hopper.
     r = resolve_case(torch="any", cuda="11.7", driver="535.104.05", gpus=["H100"])
-    assert not r.ok and "gpu-unsupported-by-cuda" in codes(r)
+    assert not r.ok and "gpu-unsupported-by-build" in codes(r)
 
 
 def test_k80_cannot_use_cuda_12():
@@ -127,9 +130,10 @@ def test_volta_dropped_from_cu128_in_torch_2_11():
 
 
 def test_blackwell_consumer_gpu_needs_cuda_12_8_builds():
-    # RTX 5090 is sm_120 (NVIDIA CUDA GPUs); CUDA 12.8 first targets it; PyTorch 2.7 added cu128 builds.
+    # RTX 5090 is sm_120 (NVIDIA CUDA GPUs); torch 2.6.0's builds stop at sm_90 with no PTX (matrix/torch.toml);
+    # PyTorch 2.7 added cu128 builds with sm_120.
     r = resolve_case(torch="2.6.0", driver="570.124.06", gpus=["RTX 5090"])
-    assert not r.ok and "gpu-unsupported-by-cuda" in codes(r)
+    assert not r.ok and "gpu-unsupported-by-build" in codes(r)
     newer = resolve_case(torch=">=2.7", driver="570.124.06", gpus=["RTX 5090"])
     assert newer.ok and newer.stack.cuda in ("12.8", "12.9")
     assert "12.0" in newer.stack.compute_capabilities
@@ -187,10 +191,27 @@ def test_tensorflow_2_11_needs_the_system_cudnn_of_a_runtime_image():
     assert r.stack.base_image.startswith("nvidia/cuda:11.2.") and "-cudnn8-runtime-" in r.stack.base_image
 
 
-def test_tensorflow_2_4_on_hopper_is_impossible():
-    # TF 2.4 was built with CUDA 11.0, which cannot target sm_90.
+def test_tensorflow_2_4_runs_on_hopper_through_its_ptx():
+    # TF 2.4 (CUDA 11.0) cannot be *compiled* for sm_90, but its wheel carries compute_80 PTX
+    # (matrix/tensorflow.toml), which the driver JIT-compiles for a newer GPU (CUDA C++ Programming Guide,
+    # "Just-in-Time Compilation"): it runs on an H100 where the driver runs CUDA 11.0 natively.
     r = resolve_case(tensorflow="2.4.0", driver="535.104.05", gpus=["H100"])
-    assert not r.ok and "gpu-unsupported-by-cuda" in codes(r)
+    assert r.ok and r.stack.driver_compatibility == "native"
+
+
+def test_the_rtx_4090_runs_the_cu117_build_of_torch_2_0_1():
+    # Issue 16: torch 2.0.1's default PyPI build is cu117, carrying sm_86 SASS (matrix/torch.toml); by NVIDIA's
+    # binary-compatibility rule SASS for 8.6 runs on 8.9 (CUDA C++ Programming Guide, "Binary Compatibility").
+    r = resolve_case(torch="2.0.1", python="3.10", driver="535.104.05", gpus=["RTX 4090"])
+    assert r.ok and "11.7" in r.valid_cuda and "11.8" in r.valid_cuda
+
+
+@pytest.mark.parametrize("torch,gpu,cudas", [("1.13.1", "RTX 4090", {"11.6", "11.7"}), ("1.12.1", "L4", {"11.3", "11.6"}),
+                                             ("1.13.1", "L4", {"11.6", "11.7"})])
+def test_ada_gpus_run_the_sm_86_builds_of_older_torch(torch, gpu, cudas):
+    # The same rule for torch 1.12.1 / 1.13.1 (cu113/cu116/cu117 builds with sm_86 SASS) on Ada (sm_89).
+    r = resolve_case(torch=torch, python="3.10", driver="535.104.05", gpus=[gpu])
+    assert r.ok and cudas <= set(r.valid_cuda)
 
 
 def test_jax_and_torch_with_conflicting_cudnn_pins():
