@@ -5,18 +5,27 @@ key covers cudaenv's version, the Python version, and the path, size and modific
 every matrix file (shipped and overlays), so any edit — an overlay added tomorrow included —
 invalidates it. A broken or unwritable cache is ignored: it is only ever a shortcut.
 Set ``CUDAENV_NO_CACHE=1`` to bypass it; ``CUDAENV_CACHE_DIR`` moves it.
+
+The file is data, never code: the matrix is flattened to plain tuples, strings and numbers
+(``marshal`` of those, no pickle), and reading it back only ever builds the row classes named in
+``_CLASSES`` — so a cache in a shared or tampered directory cannot run anything. Even so, a file
+(or directory) owned by someone else or writable by others is refused, not read.
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
-import pickle
+import stat as stat_module
 import sys
 import tempfile
 from pathlib import Path
 
 from cudaenv import __version__
+
+FORMAT = 2  # bump when the encoding below changes
+_SUFFIX = ".marshal"
 
 
 def cache_dir() -> Path:
@@ -31,11 +40,11 @@ def enabled() -> bool:
     return os.environ.get("CUDAENV_NO_CACHE", "").lower() not in ("1", "true", "yes")
 
 
-CODE = ("model.py", "builds.py", "load.py", "validate.py", "__init__.py")  # what shapes the cached objects
+CODE = ("model.py", "builds.py", "load.py", "validate.py", "__init__.py", "cache.py")  # what shapes the cached data
 
 
 def cache_key(directories: list[Path]) -> str:
-    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:3]}\0".encode())
+    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:3]}\0{FORMAT}\0".encode())
     here = Path(__file__).parent
     for name in CODE:  # an edited cudaenv (a development checkout) never reads a stale cache
         stat = (here / name).stat()
@@ -53,24 +62,126 @@ def cache_key(directories: list[Path]) -> str:
     return digest.hexdigest()[:32]
 
 
+# --- encoding: dataclass rows and specifier sets to tagged plain data ----------------------------
+# A tagged node is a list: ["D", class name, (field values...)], ["S", specifier text],
+# ["F", (frozenset items...)], ["L", (list items...)]. Tuples, dicts, str, int, float, bool and
+# None stand for themselves. Nothing else is accepted in either direction.
+
+
+def _classes() -> dict[str, type]:
+    """The only types a cache file may produce (the matrix and its rows)."""
+    from cudaenv.matrix import Matrix, model
+    from cudaenv.matrix.builds import Build
+
+    found = {"Matrix": Matrix, "Build": Build}
+    for name in dir(model):
+        value = getattr(model, name)
+        if isinstance(value, type) and getattr(value, "__module__", "") == model.__name__ \
+                and hasattr(value, "__dataclass_fields__"):
+            found[name] = value
+    return found
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def encode(value, classes: dict[str, type]):
+    from packaging.specifiers import SpecifierSet
+
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, tuple):
+        return tuple(encode(v, classes) for v in value)
+    if isinstance(value, list):
+        return ["L", tuple(encode(v, classes) for v in value)]
+    if isinstance(value, frozenset):
+        return ["F", tuple(encode(v, classes) for v in sorted(value, key=repr))]
+    if isinstance(value, dict):
+        return {encode(k, classes): encode(v, classes) for k, v in value.items()}
+    if isinstance(value, SpecifierSet):
+        return ["S", str(value)]
+    name = type(value).__name__
+    if classes.get(name) is type(value):
+        names = tuple(value.__dataclass_fields__)
+        state = tuple(encode(getattr(value, n), classes) for n in names)
+        extra = {k: encode(v, classes) for k, v in vars(value).items() if k not in names}
+        return ["D", name, state, extra]  # extra: cached properties computed before the write
+    raise TypeError(f"cannot cache a {type(value).__name__}")
+
+
+class _Invalid(Exception):
+    """The file holds something a matrix cache never holds."""
+
+
+def decode(node, classes: dict[str, type]):
+    if isinstance(node, _PLAIN):
+        return node
+    if isinstance(node, tuple):
+        return tuple(decode(v, classes) for v in node)
+    if isinstance(node, dict):
+        return {decode(k, classes): decode(v, classes) for k, v in node.items()}
+    if type(node) is not list or not node:
+        raise _Invalid(type(node).__name__)
+    tag = node[0]
+    if tag == "S" and len(node) == 2 and type(node[1]) is str:
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(node[1])
+    if tag == "L" and len(node) == 2 and type(node[1]) is tuple:
+        return [decode(v, classes) for v in node[1]]
+    if tag == "F" and len(node) == 2 and type(node[1]) is tuple:
+        return frozenset(decode(v, classes) for v in node[1])
+    if tag == "D" and len(node) == 4 and node[1] in classes and type(node[2]) is tuple and type(node[3]) is dict:
+        cls = classes[node[1]]
+        names = tuple(cls.__dataclass_fields__)
+        if len(names) != len(node[2]) or not all(type(k) is str for k in node[3]):
+            raise _Invalid(node[1])
+        instance = object.__new__(cls)  # frozen dataclass: fill __dict__ directly, no __init__ code
+        instance.__dict__.update(zip(names, (decode(v, classes) for v in node[2])))
+        instance.__dict__.update({k: decode(v, classes) for k, v in node[3].items()})
+        return instance
+    raise _Invalid(repr(tag)[:20])
+
+
+# --- the file ----------------------------------------------------------------------------------
+
+
+def _trusted(path: Path) -> bool:
+    """Only the user's own file in the user's own directory, neither writable by anyone else."""
+    if not hasattr(os, "getuid"):
+        return True
+    uid = os.getuid()
+    for target in (path.parent, path):
+        info = os.lstat(target)
+        if stat_module.S_ISLNK(info.st_mode) or info.st_uid != uid:
+            return False
+        if info.st_mode & (stat_module.S_IWGRP | stat_module.S_IWOTH):
+            return False
+    return True
+
+
 def read(key: str):
-    path = cache_dir() / f"matrix-{key}.pickle"
+    path = cache_dir() / f"matrix-{key}{_SUFFIX}"
     try:
+        if not _trusted(path):
+            return None
         with open(path, "rb") as handle:
-            return pickle.load(handle)
-    except Exception:  # missing, truncated, or from an incompatible cudaenv: rebuild it
+            node = marshal.load(handle)
+        return decode(node, _classes())
+    except Exception:  # missing, truncated, foreign or from an incompatible cudaenv: rebuild it
         return None
 
 
 def write(key: str, matrix) -> None:
     directory = cache_dir()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for stale in directory.glob("matrix-*.pickle"):
+        data = marshal.dumps(encode(matrix, _classes()))
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for stale in [*directory.glob("matrix-*.pickle"), *directory.glob(f"matrix-*{_SUFFIX}")]:
             stale.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")  # mode 0600
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(matrix, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, directory / f"matrix-{key}.pickle")
-    except OSError:
+            handle.write(data)
+        os.replace(tmp, directory / f"matrix-{key}{_SUFFIX}")
+    except (OSError, TypeError, ValueError):
         pass
