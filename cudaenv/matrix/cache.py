@@ -83,6 +83,7 @@ def _classes() -> dict[str, type]:
 
 
 _PLAIN = (str, int, float, bool, type(None))
+_PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def encode(value, classes: dict[str, type]):
@@ -114,13 +115,16 @@ class _Invalid(Exception):
 
 
 def decode(node, classes: dict[str, type]):
-    if isinstance(node, _PLAIN):
+    if type(node) in _PLAIN_TYPES:
         return node
-    if isinstance(node, tuple):
-        return tuple(decode(v, classes) for v in node)
-    if isinstance(node, dict):
+    kind = type(node)
+    if kind is tuple:
+        if all(type(v) in _PLAIN_TYPES for v in node):  # most tuples: names, versions, capabilities
+            return node
+        return tuple([decode(v, classes) for v in node])
+    if kind is dict:
         return {decode(k, classes): decode(v, classes) for k, v in node.items()}
-    if type(node) is not list or not node:
+    if kind is not list or not node:
         raise _Invalid(type(node).__name__)
     tag = node[0]
     if tag == "S" and len(node) == 2 and type(node[1]) is str:
@@ -137,7 +141,7 @@ def decode(node, classes: dict[str, type]):
         if len(names) != len(node[2]) or not all(type(k) is str for k in node[3]):
             raise _Invalid(node[1])
         instance = object.__new__(cls)  # frozen dataclass: fill __dict__ directly, no __init__ code
-        instance.__dict__.update(zip(names, (decode(v, classes) for v in node[2])))
+        instance.__dict__.update(zip(names, [v if type(v) in _PLAIN_TYPES else decode(v, classes) for v in node[2]]))
         instance.__dict__.update({k: decode(v, classes) for k, v in node[3].items()})
         return instance
     raise _Invalid(repr(tag)[:20])
