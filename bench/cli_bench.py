@@ -44,6 +44,7 @@ def rows(python: str) -> list[tuple[str, list[str], list[str] | None]]:
 
 
 CACHES = {}  # python -> its own matrix cache dir, so two checkouts never evict each other's cache
+ROOTS = {}  # python -> its checkout: `python -m` puts the working directory first on sys.path
 
 
 def once(command: list[str]) -> float:
@@ -51,7 +52,8 @@ def once(command: list[str]) -> float:
     if command[0] in CACHES:
         env["CUDAENV_CACHE_DIR"] = CACHES[command[0]]
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env,
+                   cwd=ROOTS.get(command[0]))
     return time.perf_counter() - start
 
 
@@ -63,9 +65,9 @@ def main() -> int:
     ours = sys.executable
     theirs = str(args.baseline / ".venv" / "bin" / "python") if args.baseline else None
     scratch = Path(tempfile.mkdtemp(prefix="cudaenv-bench-"))
-    CACHES[ours] = str(scratch / "this")
+    CACHES[ours], ROOTS[ours] = str(scratch / "this"), str(ROOT)
     if theirs:
-        CACHES[theirs] = str(scratch / "baseline")
+        CACHES[theirs], ROOTS[theirs] = str(scratch / "baseline"), str(args.baseline)
     print(f"{args.runs} interleaved runs each, medians; matrix caches under {scratch}")
     header = f"{'command':<16} {'this':>9} {'ref':>9} {'ratio':>7}"
     if theirs:

@@ -110,6 +110,9 @@ def encode(value, classes: dict[str, type]):
     raise TypeError(f"cannot cache a {type(value).__name__}")
 
 
+_SPECIFIERS: dict = {}  # specifier text -> SpecifierSet (treated as immutable everywhere)
+
+
 class _Invalid(Exception):
     """The file holds something a matrix cache never holds."""
 
@@ -128,9 +131,12 @@ def decode(node, classes: dict[str, type]):
         raise _Invalid(type(node).__name__)
     tag = node[0]
     if tag == "S" and len(node) == 2 and type(node[1]) is str:
-        from packaging.specifiers import SpecifierSet
+        found = _SPECIFIERS.get(node[1])
+        if found is None:  # many rows share a range: parse each text once
+            from packaging.specifiers import SpecifierSet
 
-        return SpecifierSet(node[1])
+            found = _SPECIFIERS[node[1]] = SpecifierSet(node[1])
+        return found
     if tag == "L" and len(node) == 2 and type(node[1]) is tuple:
         return [decode(v, classes) for v in node[1]]
     if tag == "F" and len(node) == 2 and type(node[1]) is tuple:
