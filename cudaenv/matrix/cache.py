@@ -126,7 +126,8 @@ def decode(node, classes: dict[str, type]):
             return node
         return tuple([decode(v, classes) for v in node])
     if kind is dict:
-        return {decode(k, classes): decode(v, classes) for k, v in node.items()}
+        return {k if type(k) in _PLAIN_TYPES else decode(k, classes): v if type(v) in _PLAIN_TYPES else decode(v, classes)
+                for k, v in node.items()}
     if kind is not list or not node:
         raise _Invalid(type(node).__name__)
     tag = node[0]
@@ -176,7 +177,7 @@ def read(key: str):
         if not _trusted(path):
             return None
         with open(path, "rb") as handle:
-            node = marshal.load(handle)
+            node = marshal.loads(handle.read())  # one read: marshal.load on a file reads piecemeal
         return decode(node, _classes())
     except Exception:  # missing, truncated, foreign or from an incompatible cudaenv: rebuild it
         return None
