@@ -157,25 +157,23 @@ def decode(node, classes: dict[str, type]):
 # --- the file ----------------------------------------------------------------------------------
 
 
-def _trusted(path: Path) -> bool:
-    """Only the user's own file in the user's own directory, neither writable by anyone else."""
-    if not hasattr(os, "getuid"):
-        return True
-    uid = os.getuid()
-    for target in (path.parent, path):
-        info = os.lstat(target)
-        if stat_module.S_ISLNK(info.st_mode) or info.st_uid != uid:
-            return False
-        if info.st_mode & (stat_module.S_IWGRP | stat_module.S_IWOTH):
-            return False
-    return True
+def private(path: Path, *, directory: bool) -> bool:
+    """Owned by this user, writable by nobody else, and not a symbolic link."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    kind_ok = stat_module.S_ISDIR(info.st_mode) if directory else stat_module.S_ISREG(info.st_mode)
+    return kind_ok and info.st_uid == os.geteuid() \
+        and not info.st_mode & (stat_module.S_IWGRP | stat_module.S_IWOTH)
 
 
 def read(key: str):
-    path = cache_dir() / f"matrix-{key}{_SUFFIX}"
+    directory = cache_dir()
+    path = directory / f"matrix-{key}{_SUFFIX}"
+    if not (private(directory, directory=True) and private(path, directory=False)):
+        return None  # missing, or someone else could have written it
     try:
-        if not _trusted(path):
-            return None
         with open(path, "rb") as handle:
             node = marshal.loads(handle.read())  # one read: marshal.load on a file reads piecemeal
         return decode(node, _classes())
@@ -188,6 +186,8 @@ def write(key: str, matrix) -> None:
     try:
         data = marshal.dumps(encode(matrix, _classes()))
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not private(directory, directory=True):
+            return  # a directory others can write: not a place for a file this user will trust
         for stale in [*directory.glob("matrix-*.pickle"), *directory.glob(f"matrix-*{_SUFFIX}")]:
             stale.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")  # mode 0600

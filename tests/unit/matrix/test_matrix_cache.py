@@ -72,3 +72,29 @@ def test_a_code_object_in_the_file_is_refused_not_run(cache_home):
     os.chmod(path, 0o600)
     assert cache.read(key) is None
     assert not marker.exists()
+
+
+def test_the_cache_directory_is_created_private(cache_home):
+    load_matrix()
+    assert oct(cache_home.stat().st_mode & 0o777) == oct(0o700)
+
+
+def test_a_directory_others_can_write_is_neither_read_nor_written(cache_home):
+    load_matrix()
+    path = _cache_file(cache_home)
+    key = path.stem.removeprefix("matrix-")
+    cache_home.chmod(0o777)
+    assert cache.read(key) is None
+    path.unlink()
+    load_matrix()
+    assert list(cache_home.glob("matrix-*")) == []  # nothing written where others can write
+
+
+def test_a_symlinked_cache_file_is_not_read(cache_home, tmp_path):
+    load_matrix()
+    path = _cache_file(cache_home)
+    key = path.stem.removeprefix("matrix-")
+    elsewhere = tmp_path / "elsewhere.marshal"
+    os.replace(path, elsewhere)
+    path.symlink_to(elsewhere)
+    assert cache.read(key) is None
