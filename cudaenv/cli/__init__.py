@@ -1,15 +1,17 @@
 """The ``cudaenv`` command line: thin click commands that parse, call and print.
 
 Each command lives in its own module and is imported only when it runs (see ``_lazy``), so the
-docker SDK and jinja2 never load for commands that do not need them. The click group itself
-lives in ``app``; ``cudaenv --version`` answers from here without importing click at all.
+docker SDK and jinja2 never load for commands that do not need them.
 """
 
 from __future__ import annotations
 
 import sys
 
+import click
+
 from cudaenv import __version__
+from cudaenv.cli._lazy import LazyGroup
 
 # name -> (module:command, one-line help for `cudaenv --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -32,22 +34,37 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, "-V", "--version", prog_name="cudaenv", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Containerized CUDA stacks for deep-learning projects.
+
+    cudaenv picks a CUDA, cuDNN, Python and framework stack that runs on your host's NVIDIA
+    driver and GPUs, explains why when none does, and builds and runs it as a container.
+    """
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: ``--version`` straight away, everything else through the click group."""
-    args = sys.argv[1:] if argv is None else argv
-    if args in (["--version"], ["-V"]):
-        sys.stdout.write(f"cudaenv {__version__}\n")
+    """Entry point: run the CLI, turning cudaenv errors into their exit codes and one line."""
+    from cudaenv.errors import CudaenvError
+
+    try:
+        rv = cli.main(args=argv, prog_name="cudaenv", standalone_mode=False)
+    except CudaenvError as exc:
+        click.echo(f"cudaenv: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:  # `cudaenv matrix list torch | head`: the reader left, not an error
+        sys.stderr.close()
         sys.exit(0)
-    from cudaenv.cli.app import run_cli
-
-    run_cli(args)
-
-
-def __getattr__(name: str):
-    if name == "cli":  # the click group, for tests and embedding: imported on first use
-        from cudaenv.cli.app import cli
-
-        return cli
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # In non-standalone mode click returns ctx.exit()'s code; commands signal a clean "no" that way.
+    sys.exit(rv if isinstance(rv, int) else 0)
