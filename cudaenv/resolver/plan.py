@@ -75,12 +75,25 @@ def _choose_shared(resolutions: dict[str, Resolution]) -> dict[str, Stack]:
 
 
 def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) -> Plan:
-    resolutions = {name: resolve(matrix, constraints, host) for name, constraints in projects}
+    # a fleet repeats itself: each distinct constraint set is resolved (and warned about) once
+    by_constraints: dict[Constraints, Resolution] = {}
+    for _, constraints in projects:
+        if constraints not in by_constraints:
+            by_constraints[constraints] = resolve(matrix, constraints, host)
+    resolutions = {name: by_constraints[constraints] for name, constraints in projects}
     chosen = _choose_shared(resolutions)
+    warned: dict[tuple[Constraints, Stack], tuple[Problem, ...]] = {}
+
+    def problems_of(name: str, constraints: Constraints) -> tuple[Problem, ...]:
+        if name not in chosen:
+            return resolutions[name].problems
+        key = (constraints, chosen[name])
+        if key not in warned:
+            warned[key] = tuple(warnings_for(matrix, constraints, host, chosen[name]))
+        return warned[key]
+
     planned = tuple(
-        PlannedProject(name, resolutions[name], chosen.get(name),
-                       tuple(warnings_for(matrix, constraints, host, chosen[name])) if name in chosen
-                       else resolutions[name].problems)
+        PlannedProject(name, resolutions[name], chosen.get(name), problems_of(name, constraints))
         for name, constraints in projects
     )
     groups: dict[str, list[str]] = {}
@@ -90,5 +103,7 @@ def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) ->
     ordered = tuple(sorted(((b, tuple(n)) for b, n in groups.items()), key=lambda item: (-len(item[1]), item[0])))
     upgrade = None
     if not all(p.stack is not None for p in planned):
-        upgrade = smallest_driver(matrix, [constraints for _, constraints in projects], host)
+        # the failing sets first: they are what rejects a too-old driver
+        ordered_sets = sorted(by_constraints, key=lambda c: by_constraints[c].ok)
+        upgrade = smallest_driver(matrix, ordered_sets, host)
     return Plan(projects=planned, groups=ordered, driver_upgrade=upgrade)

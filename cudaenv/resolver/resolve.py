@@ -665,12 +665,19 @@ def smallest_driver(matrix: Matrix, projects: list[Constraints], host: Host) -> 
     """The lowest driver above the host's with which every project has a stack and every GPU
     stays supported by the driver branch."""
     current = numeric_key(host.driver) if host.driver else (0,)
+    pending = list(dict.fromkeys(projects))  # each distinct constraint set once
     for candidate in driver_candidates(matrix):
         if numeric_key(candidate) <= current:
             continue
         trial = replace(host, driver=candidate)
         if host_problems(matrix, trial):
             continue
-        if all(resolve(matrix, constraints, trial, explain=False).ok for constraints in projects):
+        # incremental: the set that failed the last candidate is tried first, so a driver that is
+        # still too old is usually rejected after one resolution instead of one per project
+        for index, constraints in enumerate(pending):
+            if not resolve(matrix, constraints, trial, explain=False).ok:
+                pending.insert(0, pending.pop(index))
+                break
+        else:
             return candidate
     return None
