@@ -80,3 +80,13 @@ def parse_specifier(text: str) -> SpecifierSet | None:
 def specifier_contains(spec: SpecifierSet, version: str) -> bool:
     """Whether ``version`` satisfies ``spec``, pre-releases allowed (``"12.4"`` in ``>=12.1``)."""
     return spec.contains(version, prereleases=True)
+
+
+def split_local_build(text: str) -> tuple[str, str | None]:
+    """``"==2.0.1+cu118"`` -> (``"==2.0.1"``, ``"11.8"``): a pin copied from PyTorch's install page
+    names the build variant in its local version; it pins the version and that CUDA. Other text
+    comes back unchanged with None."""
+    match = re.fullmatch(r"\s*(==)?\s*([0-9][0-9A-Za-z.!]*)\+cu([0-9]{2})([0-9])\s*", text or "")
+    if not match:
+        return text, None
+    return f"=={match.group(2)}", f"{int(match.group(3))}.{match.group(4)}"

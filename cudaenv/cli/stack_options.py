@@ -45,13 +45,29 @@ def stack_options(func):
 
 def constraints_from_options(options: dict) -> Constraints | None:
     """The constraints the options state, or None when no stack option was given at all."""
+    from cudaenv.versions import split_local_build
+
+    variant_cuda = None  # --torch ==2.0.1+cu118: the version, and the CUDA of that build variant
+    texts = {}
+    for name in FRAMEWORK_OPTIONS:
+        text = options.get(f"fw_{name}")
+        if text is not None:
+            text, cuda_of_build = split_local_build(text)
+            if cuda_of_build:
+                if variant_cuda and variant_cuda != cuda_of_build:
+                    raise UserError(f"--{name} {options.get(f'fw_{name}')!r}: another pin names CUDA {variant_cuda}")
+                variant_cuda = cuda_of_build
+        texts[name] = text
     frameworks = tuple(
         (name, spec) for name in FRAMEWORK_OPTIONS
-        if (spec := parse_constraint(options.get(f"fw_{name}"), f"--{name}")) is not None
+        if (spec := parse_constraint(texts.get(name), f"--{name}")) is not None
     )
+    cuda_text = options.get("cuda")
+    if variant_cuda and cuda_text is None:
+        cuda_text = variant_cuda
     values = {
         "python": parse_constraint(options.get("python"), "--python"),
-        "cuda": parse_constraint(options.get("cuda"), "--cuda"),
+        "cuda": parse_constraint(cuda_text, "--cuda"),
         "cudnn": parse_constraint(options.get("cudnn"), "--cudnn"),
     }
     given = frameworks or any(v is not None for v in values.values()) or options.get("flavor") or options.get("os_name")

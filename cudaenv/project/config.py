@@ -238,7 +238,14 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
             raise ConfigError(f"{where}: project.requirements: {item!r} is outside the project directory")
         requirements.append(Path(item))
 
-    frameworks_table = reader.section("frameworks")
+    frameworks_table = dict(reader.section("frameworks"))
+    from cudaenv.versions import split_local_build
+
+    variant_cuda = None  # torch = "==2.0.1+cu118" (as PyTorch's install page spells it): that version and its CUDA
+    for key, value in list(frameworks_table.items()):
+        if isinstance(value, str):
+            frameworks_table[key], cuda_of_build = split_local_build(value)
+            variant_cuda = variant_cuda or cuda_of_build
     frameworks = tuple((key, reader.spec(frameworks_table, "frameworks", key)) for key in SCHEMA["frameworks"]
                        if key in frameworks_table)
 
@@ -336,8 +343,11 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         _, soft, hard = parse_ulimit(limit, value, f"{where}: run.ulimits")
         ulimits[limit] = (soft, hard)
 
+    cuda_spec = reader.spec(cuda, "cuda", "version")
+    if cuda_spec is None and variant_cuda:
+        cuda_spec = SpecifierSet(f"=={variant_cuda}")
     constraints = Constraints(
-        python=python, frameworks=frameworks, cuda=reader.spec(cuda, "cuda", "version"),
+        python=python, frameworks=frameworks, cuda=cuda_spec,
         cudnn=reader.spec(cuda, "cuda", "cudnn"), flavor=flavor, os=reader.str(build, "build", "os"),
     )
     return Project(

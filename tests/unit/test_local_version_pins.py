@@ -1,0 +1,39 @@
+"""A pin copied from PyTorch's install page (`torch==2.0.1+cu118`) is accepted on the command line
+and in cudaenv.toml, and pins that build variant (its CUDA)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cudaenv.versions import split_local_build
+
+
+@pytest.mark.parametrize("text,expected", [("==2.0.1+cu118", ("==2.0.1", "11.8")), ("2.0.1+cu117", ("==2.0.1", "11.7")),
+                                           ("2.9.1+cu130", ("==2.9.1", "13.0")), (">=2.4", (">=2.4", None)),
+                                           ("2.0.1+cpu", ("2.0.1+cpu", None))])
+def test_split_local_build(text, expected):
+    assert split_local_build(text) == expected
+
+
+def resolve(*args, cwd=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
+    proc = subprocess.run([sys.executable, "-m", "cudaenv", "resolve", *args, "--json"], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=120)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("pin,cuda", [("==2.0.1+cu118", "11.8"), ("==2.0.1+cu117", "11.7")])
+def test_the_flag_pins_the_variant(pin, cuda):
+    code, result = resolve("--torch", pin, "--driver", "535.104.05", "--gpu", "A100")
+    assert code == 0 and result["stack"]["cuda"] == cuda and result["stack"]["frameworks"]["torch"] == "2.0.1"
+
+
+def test_the_config_pins_the_variant(tmp_path):
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "==2.0.1+cu117"\n\n[target]\ndriver = "535.104.05"\n')
+    code, result = resolve(cwd=tmp_path)
+    assert code == 0 and result["stack"]["cuda"] == "11.7"
