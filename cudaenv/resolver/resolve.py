@@ -15,6 +15,7 @@ it — a short proof, not a dump of every rejected candidate.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, replace
 from itertools import chain, islice, product
 
@@ -80,11 +81,26 @@ def _companion_ok(build: Build, constraints: Constraints) -> bool:
         if have[0].isdigit():
             if not specifier_contains(spec, have):
                 return False
-        else:  # a range the framework declares (keras for TensorFlow): an exact pin must fall inside it
-            pinned = [s.version for s in spec if s.operator == "=="]
-            if pinned and not specifier_contains(SpecifierSet(have), pinned[0]):
+        else:  # a range the framework declares (keras for TensorFlow): the user's spec must meet it
+            if not specs_overlap(SpecifierSet(have), spec):
                 return False
     return True
+
+
+def specs_overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
+    """Whether some version satisfies both: tried at every bound either names, and just past it
+    (``>=3`` and ``>=2.15.0,<2.16`` share nothing; ``<3`` and ``>=2.15.0,<2.16`` share 2.15.0)."""
+    points = {"0", "9999"}
+    for spec in (*a, *b):
+        text = spec.version.rstrip(".*")
+        parts = [int(x) for x in re.findall(r"[0-9]+", text)[:4]] or [0]
+        points.add(".".join(map(str, parts)))
+        for i in range(len(parts)):
+            bumped = parts[: i + 1]
+            bumped[-1] += 1
+            points.add(".".join(map(str, bumped)))
+        points.add(".".join(map(str, parts + [1])))
+    return any(specifier_contains(a, v) and specifier_contains(b, v) for v in points)
 
 
 def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
@@ -480,6 +496,22 @@ def _cuda_list(builds: list[Build]) -> str:
 def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[Problem]:
     m, c, host = ctx.matrix, ctx.constraints, ctx.host
     problems: list[Problem] = []
+
+    # a companion pin the framework's own metadata excludes (tensorflow 2.15 requires keras < 2.16)
+    for name, spec in c.frameworks:
+        framework = COMPANIONS.get(name)
+        if framework is None or framework not in candidates or candidates[framework]:
+            continue
+        fw_spec = c.spec(framework)
+        releases = [b for b in ctx_builds(m, framework) if fw_spec is None or specifier_contains(fw_spec, b.version)]
+        ranges = sorted({b.companion(name) for b in releases if b.companion(name)})
+        if ranges:
+            shown = "; ".join(ranges[:3]) + ("; …" if len(ranges) > 3 else "")
+            problems.append(Problem("companion-clash",
+                                    f"{_framework_desc(framework, c)} requires {name} {shown} (its published metadata); "
+                                    f"{name} {_spec_text(spec)} admits none of it"))
+    if problems:
+        return problems + _fixes(ctx)
 
     # Python
     if c.python is not None:

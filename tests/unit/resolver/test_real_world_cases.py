@@ -273,3 +273,12 @@ def test_unknown_framework_version_is_bad_input_with_nearest_versions():
 def test_specifier_matching_nothing_is_bad_input():
     with pytest.raises(UnknownVersion, match="matches no release"):
         resolve_case(tensorflow=">=9")
+
+
+def test_tensorflow_with_a_keras_it_excludes_says_so():
+    # TF 2.15.0's METADATA requires keras>=2.15.0,<2.16 (matrix/tensorflow.toml): keras >= 3 cannot join it.
+    r = resolve_case(tensorflow="2.15.0", keras=">=3", python="3.11", driver="550.54.15", gpus=["A100"])
+    assert not r.ok and "companion-clash" in codes(r)
+    message = next(p.message for p in r.problems if p.code == "companion-clash")
+    assert "requires keras >=2.15.0,<2.16" in message and "Python" not in message
+    assert resolve_case(tensorflow="2.15.0", keras="<3", driver="550.54.15", gpus=["A100"]).ok
