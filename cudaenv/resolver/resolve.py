@@ -29,7 +29,7 @@ from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
 from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, Constraints, Host, Problem, Resolution, Stack
-from cudaenv.versions import driver_branch, major_minor, numeric_key, specifier_contains
+from cudaenv.versions import driver_branch, major_minor, numeric_key, parse_version, specifier_contains
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
 
@@ -658,8 +658,13 @@ def _fixes(ctx: _Context) -> list[Problem]:
         if relaxed.ok:
             framework = name if name in FRAMEWORKS else COMPANIONS[name]
             got = relaxed.stack.framework(name) or relaxed.stack.framework(framework)
-            fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {name} {got} fits this host",
-                                 fix=f"allow {name} {got}"))
+            nearest = _nearest_fitting(ctx, relaxed_c, name, spec) if name in FRAMEWORKS else None
+            if nearest and nearest != got:  # the smallest move from what the user pinned comes first
+                text = f"relax the {name} pin ({_spec_text(spec)}): {name} {nearest} fits this host (newest that fits: {got})"
+                fixes.append(Problem("fix-relax-pin", text, fix=f"allow {name} {nearest}"))
+            else:
+                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {name} {got} fits this host",
+                                     fix=f"allow {name} {got}"))
     for field_name in ("cuda", "cudnn"):
         if getattr(c, field_name) is not None:
             relaxed = resolve(m, replace(c, **{field_name: None}), host, explain=False)
@@ -673,6 +678,31 @@ def _fixes(ctx: _Context) -> list[Problem]:
             fixes.append(Problem("fix-flavor", f"flavor {c.flavor!r} cannot work here; flavor {relaxed.stack.flavor!r} does",
                                  fix=f"set flavor to {relaxed.stack.flavor}"))
     return fixes
+
+
+def _nearest_fitting(ctx: _Context, relaxed: Constraints, name: str, spec: SpecifierSet, tries: int = 40) -> str | None:
+    """The release of ``name`` closest to what ``spec`` asked for that resolves on this host
+    (torch 1.13.1 on an H100 -> 2.0.1, not the newest 2.x)."""
+    anchors = [Version(s.version.rstrip(".*")) for s in spec if parse_version(s.version.rstrip(".*"))]
+    if not anchors:
+        return None
+    import bisect
+
+    known = sorted({b.version for b in ctx_builds(ctx.matrix, name)}, key=Version)
+    where = bisect.bisect_left([Version(v) for v in known], anchors[0])  # the pin's place among the releases
+
+    def distance(version: str) -> tuple:
+        """Releases away from the pin (1.13.1 -> 2.0.0 is one step, 2.13.0 many); newer first on a tie."""
+        index = known.index(version)
+        steps = where - index if index < where else index - where + 1
+        return steps, -index
+
+    others = tuple((n, s) for n, s in relaxed.frameworks if n != name)
+    for version in sorted(known, key=distance)[:tries]:
+        trial = replace(relaxed, frameworks=others + ((name, SpecifierSet(f"=={version}")),))
+        if resolve(ctx.matrix, trial, ctx.host, explain=False).ok:
+            return version
+    return None
 
 
 def _driver_fix(needed: str) -> Problem:

@@ -282,3 +282,11 @@ def test_tensorflow_with_a_keras_it_excludes_says_so():
     message = next(p.message for p in r.problems if p.code == "companion-clash")
     assert "requires keras >=2.15.0,<2.16" in message and "Python" not in message
     assert resolve_case(tensorflow="2.15.0", keras="<3", driver="550.54.15", gpus=["A100"]).ok
+
+
+def test_the_nearest_fitting_release_is_offered_first():
+    # torch 1.13.1 has no sm_90 build; 2.0.0's cu118 build does (matrix/torch.toml): the smallest move comes first,
+    # with the newest that fits named too.
+    r = resolve_case(torch="1.13.1", driver="535.104.05", gpus=["H100"])
+    fix = next(p.message for p in r.problems if p.code == "fix-relax-pin")
+    assert "torch 2.0.0 fits this host" in fix and "newest that fits" in fix
