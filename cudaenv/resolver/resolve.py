@@ -338,11 +338,14 @@ def _newest_release(matrix: Matrix, xy: str) -> str:
 
 
 def _stack_key(stack: Stack, framework_order: tuple[str, ...]):
-    """Forward compatibility only when nothing runs otherwise; then the newest framework versions,
-    the newest CUDA, native over minor-version, the newest Python, and wheels images."""
+    """Forward compatibility only when nothing runs otherwise; then the newest framework versions;
+    then, between builds of those versions, one the driver runs natively over one it runs only
+    through minor-version compatibility (NVIDIA documents that mode's limits: no PTX JIT, some
+    APIs unavailable); then the newest CUDA, the newest Python, and wheels images. A `--cuda` /
+    `[cuda] version` constraint is how a user asks for a newer CUDA anyway."""
     versions = tuple(Version(stack.framework(name) or "0") for name in framework_order)
-    return (stack.driver_compatibility != drv.FORWARD, versions, numeric_key(stack.cuda),
-            MODE_RANK[stack.driver_compatibility], _py_key(stack.python), stack.flavor == "wheels")
+    return (stack.driver_compatibility != drv.FORWARD, versions, MODE_RANK[stack.driver_compatibility],
+            numeric_key(stack.cuda), _py_key(stack.python), stack.flavor == "wheels")
 
 
 def _search_xy(ctx: _Context, xy: str, candidates: dict[str, list[Build]]) -> list[Stack]:

@@ -14,11 +14,22 @@ from tests.unit.resolver.helpers import codes, resolve_case
 def test_torch_2_6_on_r535_offers_its_three_cuda_builds():
     # PyTorch 2.6 release matrix: CUDA 11.8, 12.4, 12.6. R535 runs 12.2 natively and every 12.x through
     # minor-version compatibility (NVIDIA CUDA Compatibility guide: 12.x >= 525.60.13).
+    # Issue 16: between builds of the same version, the one the driver runs natively wins (11.8) over
+    # the newer ones it runs only through minor-version compatibility; --cuda asks for those anyway.
     r = resolve_case(torch="2.6.0", driver="535.104.05", gpus=["A100"])
     assert r.ok
     assert set(r.valid_cuda) == {"11.8", "12.4", "12.6"}
-    assert r.stack.cuda == "12.6" and r.stack.driver_compatibility == "minor-version"
-    assert "minor-version-compatibility" in codes(r)
+    assert r.stack.cuda == "11.8" and r.stack.driver_compatibility == "native"
+    asked = resolve_case(torch="2.6.0", cuda=">=12", driver="535.104.05", gpus=["A100"])
+    assert asked.stack.cuda == "12.6" and asked.stack.driver_compatibility == "minor-version"
+    assert "minor-version-compatibility" in codes(asked)
+
+
+def test_native_cuda_12_8_wins_over_minor_version_12_9_on_r570():
+    # Issue 16's case: R570 runs 12.8 natively (570.26 is 12.8's minimum, NVIDIA Table 3) and 12.9 only
+    # through minor-version compatibility.
+    r = resolve_case(torch="2.8.0", driver="570.124.06", gpus=["T4"])
+    assert r.ok and r.stack.driver_compatibility == "native" and r.stack.cuda == "12.8"
 
 
 def test_torch_2_6_on_r470_only_runs_cuda_11_8():
