@@ -26,7 +26,7 @@ RUNTIMES = ("pyxis", "apptainer", "docker")
 DOCKER_GPUS = ("allocated", "none")
 
 # sbatch --time: minutes, minutes:seconds, hours:minutes:seconds, days-hours[:minutes[:seconds]]
-SLURM_TIME = re.compile(r"\d+(?::\d{1,2}){0,2}|\d+-\d{1,2}(?::\d{1,2}){0,2}|UNLIMITED|INFINITE")
+SLURM_TIME = re.compile(r"[0-9]+(?::[0-9]{1,2}){0,2}|[0-9]+-[0-9]{1,2}(?::[0-9]{1,2}){0,2}|UNLIMITED|INFINITE")
 # partition, account, job and feature names: no spaces, quotes, '|', '&', ',' or '#'
 SLURM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 SLURM_NAMES = re.compile(rf"{SLURM_NAME.pattern}(?:,{SLURM_NAME.pattern})*")
