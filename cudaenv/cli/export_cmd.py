@@ -9,6 +9,7 @@ from cudaenv.cli._lazy import LazyGroup
 
 # name -> (module:command, one-line help)
 EXPORT_COMMANDS: dict[str, tuple[str, str]] = {
+    "compose": ("cudaenv.cli.export_compose_cmd:compose", "A compose.yaml: one service per project, GPUs reserved."),
     "slurm": ("cudaenv.cli.export_slurm_cmd:slurm", "An sbatch script: GRES, node features, pyxis/Apptainer/Docker."),
 }
 

@@ -1,0 +1,71 @@
+"""``cudaenv export compose``: several projects as one Compose file, one service each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("compose")
+@click.argument("directories", nargs=-1, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the file here instead of printing it (never over an existing file without --force).")
+@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@click.option("--name", default="cudaenv", show_default=True, help="The Compose project name.")
+@click.option("--gpus", default=None,
+              help="For every service: all, none, a count, ids like 0,1, or auto (disjoint GPUs per project, "
+                   "in the order given). Default: each project's [run] gpus.")
+@click.option("--gpu-count", type=click.IntRange(1, 4096), default=None,
+              help="How many GPUs the host has, for --gpus auto when they cannot be detected here.")
+def compose(directories, output, force, name, gpus, gpu_count) -> None:
+    """Print a compose.yaml that runs each project DIRECTORY (default: this one) as a service.
+
+    Each service uses the image `cudaenv build` made for the project's lock (build first), its
+    [run] settings (env, ports, shm_size/ipc, ulimits, command), the project mounted at
+    /workspace, your UID:GID, and GPUs as Compose device reservations (driver nvidia):
+
+        cudaenv export compose ./detector ./segmenter --gpus auto -o compose.yaml
+        docker compose -f compose.yaml up
+    """
+    from cudaenv.cli.build_cmd import buildkit_available
+    from cudaenv.containers import run_user
+    from cudaenv.errors import UserError
+    from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import current_lock
+    from cudaenv.runopts import parse_gpus
+
+    projects = [load_project(d) for d in (directories or (Path("."),))]
+    if gpus is not None:
+        parse_gpus(gpus)
+    requests = [parse_gpus(gpus or p.run.gpus) for p in projects]
+    if gpu_count is None and any(kind == "auto" for kind, _ in requests):
+        from cudaenv.matrix import load_matrix as _load
+        from cudaenv.target import resolve_target
+
+        host = resolve_target(_load(), driver=None, gpus=(), compute_capabilities=()).host
+        gpu_count = len(host.gpus) or None
+    requests = assign_auto(requests, gpu_count)
+    matrix = load_matrix()
+    inputs = []
+    for project, request in zip(projects, requests):
+        lock, stale = current_lock(project, matrix)
+        if lock is None or stale:
+            raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {project.root}` first")
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
+                          published_base=published_base_for(project, matrix, lock))
+        inputs.append(ServiceInput(project, plan.default_tag, request))
+    user, user_env = run_user()
+    text = render(compose_document(inputs, name=name, user=user, user_env=user_env))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    if output.exists() and not force:
+        raise UserError(f"{output} exists; pass --force to overwrite it")
+    from cudaenv.project.lock import write_atomically
+
+    write_atomically(output, text)
+    click.echo(f"wrote {output}", err=True)

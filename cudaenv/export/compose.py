@@ -1,0 +1,133 @@
+"""A Compose file for several projects on one GPU host: one service per project, each with the
+image cudaenv built for its stack and the run settings of its [run] table.
+
+The file is plain data serialized by a YAML library (never text pasted into a template), so no
+value from a project can break its structure; Compose's own `config` validates it in the tests.
+GPUs use the Compose specification's device reservations (`deploy.resources.reservations.devices`,
+driver nvidia, `count` or `device_ids`, capabilities [gpu]).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaenv.errors import UserError
+
+# Compose project and service names: lower-case letters, digits, dashes and underscores
+COMPOSE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}", re.ASCII)
+
+
+@dataclass(frozen=True)
+class ServiceInput:
+    """What one project contributes: its configuration and the image built for its lock."""
+
+    project: object  # cudaenv.project.config.Project
+    image: str
+    gpus: object  # ("all"|"none"|"count"|"ids", value) as runopts.parse_gpus returns
+
+
+def service_name(name: str) -> str:
+    cleaned = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_") or "project"
+    return cleaned[:63]
+
+
+def gpu_reservation(kind: str, value) -> dict | None:
+    """The Compose spec's GPU request for ``--gpus``-style values; None for no GPU."""
+    if kind == "none":
+        return None
+    device = {"driver": "nvidia", "capabilities": ["gpu"]}
+    if kind == "all":
+        device["count"] = "all"
+    elif kind == "count":
+        device["count"] = int(value)
+    elif kind == "ids":
+        device["device_ids"] = [str(i) for i in value]
+    else:
+        raise UserError(f"--gpus {kind}: not something a Compose file can express")
+    return {"resources": {"reservations": {"devices": [device]}}}
+
+
+def assign_auto(requests: list[tuple[str, object]], gpu_count: int | None) -> list[tuple[str, object]]:
+    """``auto`` / ``auto:N`` become disjoint device ids, in project order, as `cudaenv run --gpus
+    auto` would hand them out; without a GPU inventory that cannot be done, and is said so."""
+    if not any(kind == "auto" for kind, _ in requests):
+        return requests
+    if gpu_count is None:
+        raise UserError("--gpus auto needs the host's GPUs: give --gpu-count N (or declare them: CUDAENV_GPUS / "
+                        "--gpu), or use a count or device ids instead")
+    next_free, out = 0, []
+    for kind, value in requests:
+        if kind != "auto":
+            out.append((kind, value))
+            continue
+        wanted = value or 1
+        if next_free + wanted > gpu_count:
+            raise UserError(f"--gpus auto: {gpu_count} GPU(s) are not enough for every project to get its own")
+        out.append(("ids", tuple(str(i) for i in range(next_free, next_free + wanted))))
+        next_free += wanted
+    return out
+
+
+def literal(value: str) -> str:
+    """Compose interpolates ``$VAR`` / ``${VAR}`` in every value; ``$$`` is a literal ``$``."""
+    return value.replace("$", "$$")
+
+
+def _ulimits(limits) -> dict:
+    return {name: {"soft": soft, "hard": hard} for name, soft, hard in limits}
+
+
+def _ports(ports: tuple[str, ...]) -> list[str]:
+    from cudaenv.runopts import parse_ports
+
+    parse_ports(tuple(ports))  # the rules `cudaenv run` applies, so the file cannot say what run refuses
+    return [str(p) if ":" in str(p) else f"{p}:{p}" for p in ports]
+
+
+def compose_document(services: list[ServiceInput], *, name: str, user: str, user_env: dict) -> dict:
+    if not COMPOSE_NAME.fullmatch(name):
+        raise UserError(f"--name {name!r}: expected a Compose project name (lower-case letters, digits, - and _)")
+    document: dict = {"name": name, "services": {}}
+    for item in services:
+        project = item.project
+        key = service_name(project.name)
+        if key in document["services"]:
+            raise UserError(f"two projects would both be service {key!r}: give one a different [project] name")
+        kind, value = item.gpus
+        env = {name: literal(str(value)) for name, value in {**dict(project.run.env), **user_env}.items()}
+        if kind == "none":
+            env["NVIDIA_VISIBLE_DEVICES"] = "void"  # as `cudaenv run --gpus none`: hidden from the runtime hook too
+        service: dict = {
+            "image": item.image,
+            "working_dir": "/workspace",
+            "user": user,
+            "volumes": [{"type": "bind", "source": literal(str(Path(project.root).resolve())), "target": "/workspace"}],
+            "environment": env,
+            "ulimits": _ulimits(project.run.ulimits),
+            "labels": {"io.cudaenv.project": project.name},
+        }
+        if project.run.command:
+            service["command"] = [literal(word) for word in project.run.command]
+        if project.run.ipc == "host":
+            service["ipc"] = "host"
+        else:
+            service["shm_size"] = project.run.shm_size
+            if project.run.ipc:
+                service["ipc"] = project.run.ipc
+        if project.run.ports:
+            service["ports"] = _ports(project.run.ports)
+        deploy = gpu_reservation(kind, value)
+        if deploy:
+            service["deploy"] = deploy
+        document["services"][key] = service
+    return document
+
+
+def render(document: dict) -> str:
+    import yaml
+
+    header = ("# compose.yaml written by `cudaenv export compose`: one service per project, each on the image\n"
+              "# cudaenv built for its locked stack. Regenerate after `cudaenv build`; `docker compose up` runs them.\n")
+    return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=False)
