@@ -113,12 +113,33 @@ ensure_standin_image() {
     say "stand-in base image ready in $(( $(date +%s) - started )) s"
 }
 
+# The Dev Containers reference CLI (npm; needs Node >= 20), for the devcontainer export tests.
+DEVCONTAINER_CLI_VERSION=0.89.0
+ensure_devcontainer_cli() {
+    local prefix="$ROOT/.test-tools/devcontainers"
+    if [ -x "$prefix/node_modules/.bin/devcontainer" ]; then
+        return
+    fi
+    command -v npm >/dev/null || apt_install nodejs npm
+    local major
+    major=$(node -e 'process.stdout.write(process.versions.node.split(".")[0])' 2>/dev/null || echo 0)
+    if [ "$major" -lt 20 ]; then
+        say "Node $(node --version 2>/dev/null || echo missing) is older than the Dev Containers CLI needs (20): its tests will fail"
+        return
+    fi
+    say "installing @devcontainers/cli@$DEVCONTAINER_CLI_VERSION (once; into .test-tools/)"
+    mkdir -p "$prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "@devcontainers/cli@$DEVCONTAINER_CLI_VERSION" \
+        >"$LOGS/npm.log" 2>&1 || { tail -20 "$LOGS/npm.log" >&2; die "npm install @devcontainers/cli failed (log: $LOGS/npm.log)"; }
+}
+
 main() {
     local started=$SECONDS
     ensure_venv
     ensure_tools
     ensure_docker
     ensure_standin_image
+    ensure_devcontainer_cli
     export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE"
     say "set-up took $(( SECONDS - started )) s; running pytest"
     "$VENV/bin/python" -m pytest "$@"

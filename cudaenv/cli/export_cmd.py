@@ -9,6 +9,7 @@ from cudaenv.cli._lazy import LazyGroup
 
 # name -> (module:command, one-line help)
 EXPORT_COMMANDS: dict[str, tuple[str, str]] = {
+    "devcontainer": ("cudaenv.cli.export_devcontainer_cmd:devcontainer", ".devcontainer/devcontainer.json for VS Code."),
     "compose": ("cudaenv.cli.export_compose_cmd:compose", "A compose.yaml: one service per project, GPUs reserved."),
     "slurm": ("cudaenv.cli.export_slurm_cmd:slurm", "An sbatch script: GRES, node features, pyxis/Apptainer/Docker."),
 }

@@ -1,0 +1,52 @@
+"""``cudaenv export devcontainer``: the project's stack for VS Code / Dev Containers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("devcontainer")
+@click.argument("directory", required=False, default=".",
+                type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite an existing .devcontainer/devcontainer.json.")
+@click.option("--gpus", default=None, help="all, none, a count or ids like 0,1 (default: [run] gpus).")
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print the file instead of writing it.")
+def devcontainer(directory, force, gpus, to_stdout) -> None:
+    """Write .devcontainer/devcontainer.json: open DIRECTORY in its cudaenv image.
+
+    The container is the image `cudaenv build` made for the project's lock (build first), with
+    the project at /workspace, your UID:GID, GPUs (`hostRequirements.gpu` and `--gpus`), the
+    [run] shared memory, ulimits and env, and VS Code's Python interpreter set to /opt/venv.
+    Never overwrites an existing file without --force.
+    """
+    from cudaenv.cli.build_cmd import buildkit_available
+    from cudaenv.containers import run_user
+    from cudaenv.errors import UserError
+    from cudaenv.export.devcontainer import devcontainer_document, render, target_path
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import current_lock, write_atomically
+    from cudaenv.runopts import parse_gpus
+
+    project = load_project(directory)
+    request = parse_gpus(gpus or project.run.gpus)
+    matrix = load_matrix()
+    lock, stale = current_lock(project, matrix)
+    if lock is None or stale:
+        raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {directory}` first")
+    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
+                      published_base=published_base_for(project, matrix, lock))
+    user, _ = run_user()
+    text = render(devcontainer_document(project, plan.default_tag, request, user))
+    if to_stdout:
+        click.echo(text, nl=False)
+        return
+    path = target_path(project.root)
+    if path.exists() and not force:
+        raise UserError(f"{path} exists; pass --force to overwrite it")
+    path.parent.mkdir(exist_ok=True)
+    write_atomically(path, text)
+    click.echo(f"wrote {path}", err=True)
