@@ -1,0 +1,1 @@
+"""The resolved stack rendered for the engines users already run (Slurm, Kubernetes, ...)."""
