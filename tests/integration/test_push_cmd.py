@@ -30,5 +30,5 @@ def test_push_records_the_registry_digest_next_to_the_lock(tmp_path, standins, r
     assert payload["digest"] == registry.manifest_digest(repository, tag)
     assert json.loads((project / "cudaenv.pushed.json").read_text())["digest"] == payload["digest"]
     assert payload["image"] == f"{registry.host}/{repository}@{payload['digest']}"
-    for name in (payload["reference"],):
+    for name in (payload["reference"], f"cudaenv/pushed-project:{tag}", "cudaenv/pushed-project:latest"):
         engine.client.images.remove(name)
