@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("cudaenv.cli.check_cmd:check", "Check a stack (project, image or flags) against hosts or a fleet."),
     "doctor": ("cudaenv.cli.check_cmd:doctor", "Report this host: driver, GPUs, Docker, NVIDIA runtime, BuildKit."),
     "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),
+    "push": ("cudaenv.cli.push_cmd:push", "Build and push the project's image; record its digest for export."),
     "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, sharing base images."),
     "export": ("cudaenv.cli.export_cmd:export", "Export the project for a cluster: `export slurm` writes an sbatch script."),
 }

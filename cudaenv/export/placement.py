@@ -1,0 +1,77 @@
+"""Placement rules as data: where a stack may run, in the integer comparisons schedulers offer.
+
+Kubernetes node affinity compares one integer per label (``Gt``/``Lt``) and ORs its
+``nodeSelectorTerms``; "driver >= 525.60.13" therefore becomes several terms. The rules come
+from the resolver (minimum driver, the builds' SASS/PTX lists); templates only print them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cudaenv.resolver.gpu import build_runs_on
+from cudaenv.versions import numeric_key
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One node-selector requirement: ``key operator values`` (Kubernetes spelling)."""
+
+    key: str
+    operator: str  # In | Gt | Lt | Exists
+    values: tuple[str, ...] = ()
+
+
+Term = tuple[Requirement, ...]  # requirements ANDed; a list of terms is ORed
+
+
+def at_least_terms(version: str, keys: tuple[str, ...]) -> tuple[Term, ...]:
+    """ORed terms meaning ``version(labels at keys) >= version``, component by component.
+
+    ``525.60.13`` over (major, minor, rev) is: major > 525, or major = 525 and minor > 60,
+    or major = 525, minor = 60 and rev >= 13.
+    """
+    parts = [int(p) for p in version.split(".")]
+    if len(parts) > len(keys):
+        raise ValueError(f"version {version!r} has more components than labels {keys!r}")
+    terms: list[Term] = []
+    for index, part in enumerate(parts):
+        equal = tuple(Requirement(keys[i], "In", (str(parts[i]),)) for i in range(index))
+        last = index == len(parts) - 1
+        if last:
+            bound = (Requirement(keys[index], "Gt", (str(part - 1),)) if part > 0
+                     else Requirement(keys[index], "Exists"))
+        else:
+            bound = Requirement(keys[index], "Gt", (str(part),))
+        terms.append(equal + (bound,))
+    return tuple(terms)
+
+
+def runnable_capabilities(gpu_targets: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...],
+                          known: tuple[str, ...], *, ptx_jit: bool) -> tuple[str, ...]:
+    """The known compute capabilities on which every build with a recorded SM list runs.
+
+    NVIDIA's rule (via the resolver's ``build_runs_on``): SASS for X.y runs on X.z with z >= y;
+    PTX is JIT-compiled on newer GPUs unless minor-version compatibility forbids it.
+    """
+    result = []
+    for cc in sorted(set(known), key=numeric_key):
+        verdicts = [build_runs_on(sass, ptx, cc, ptx_jit=ptx_jit) for _, sass, ptx in gpu_targets]
+        if all(v is not False for v in verdicts):
+            result.append(cc)
+    return tuple(result)
+
+
+def capability_terms(capabilities: tuple[str, ...], major_key: str, minor_key: str) -> tuple[Term, ...]:
+    """ORed terms, one per major: ``major In [M] and minor In [its minors]``."""
+    by_major: dict[int, list[int]] = {}
+    for cc in capabilities:
+        major, minor = numeric_key(cc)
+        by_major.setdefault(major, []).append(minor)
+    return tuple((Requirement(major_key, "In", (str(major),)),
+                  Requirement(minor_key, "In", tuple(str(m) for m in sorted(minors))))
+                 for major, minors in sorted(by_major.items()))
+
+
+def and_terms(left: tuple[Term, ...], right: tuple[Term, ...]) -> tuple[Term, ...]:
+    """(a OR b) AND (c OR d) as ORed terms: every pairing, since Kubernetes has no nested AND."""
+    return tuple(a + b for a in left for b in right)

@@ -1,0 +1,78 @@
+"""Placement rules as node-selector terms: evaluated as Kubernetes would, against plain numbers."""
+from hypothesis import given, strategies as st
+
+from cudaenv.export.placement import (Requirement, and_terms, at_least_terms, capability_terms,
+                                      runnable_capabilities)
+
+KEYS = ("driver.major", "driver.minor", "driver.rev")
+
+
+def requirement_holds(req: Requirement, labels: dict[str, str]) -> bool:
+    """Kubernetes semantics: a missing label fails In/Gt/Lt; Gt/Lt parse one integer."""
+    if req.key not in labels:
+        return False
+    value = labels[req.key]
+    if req.operator == "Exists":
+        return True
+    if req.operator == "In":
+        return value in req.values
+    if req.operator == "Gt":
+        return int(value) > int(req.values[0])
+    if req.operator == "Lt":
+        return int(value) < int(req.values[0])
+    raise AssertionError(req.operator)
+
+
+def selects(terms, labels) -> bool:
+    return any(all(requirement_holds(r, labels) for r in term) for term in terms)
+
+
+def labels_for(version: tuple[int, int, int]) -> dict[str, str]:
+    return dict(zip(KEYS, (str(p) for p in version)))
+
+
+def test_driver_at_least_expands_into_ored_terms():
+    terms = at_least_terms("525.60.13", KEYS)
+    assert selects(terms, labels_for((525, 60, 13)))
+    assert selects(terms, labels_for((535, 0, 0)))
+    assert selects(terms, labels_for((525, 61, 0)))
+    assert not selects(terms, labels_for((525, 60, 12)))
+    assert not selects(terms, labels_for((470, 82, 1)))
+
+
+part = st.integers(min_value=0, max_value=700)
+
+
+@given(st.tuples(part, part, part), st.tuples(part, part, part))
+def test_expanded_terms_agree_with_tuple_comparison(minimum, node):
+    terms = at_least_terms(".".join(map(str, minimum)), KEYS)
+    assert selects(terms, labels_for(node)) == (node >= minimum)
+
+
+def test_two_component_minimum_ignores_the_revision():
+    terms = at_least_terms("580.0", KEYS)
+    assert selects(terms, {"driver.major": "580", "driver.minor": "0"})
+    assert not selects(terms, {"driver.major": "575", "driver.minor": "99"})
+
+
+def test_sass_runs_on_newer_minor_of_same_major_only():
+    targets = (("torch", ("7.5", "8.0", "8.6", "9.0"), ()),)
+    known = ("6.1", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0")
+    assert runnable_capabilities(targets, known, ptx_jit=False) == ("7.5", "8.0", "8.6", "8.9", "9.0")
+
+
+def test_ptx_reaches_newer_majors_only_with_jit():
+    targets = (("torch", ("8.0",), ("9.0",)),)
+    assert "10.0" in runnable_capabilities(targets, ("8.0", "10.0"), ptx_jit=True)
+    assert "10.0" not in runnable_capabilities(targets, ("8.0", "10.0"), ptx_jit=False)
+
+
+def test_capability_terms_and_driver_terms_combine_with_and():
+    caps = capability_terms(("8.0", "8.6", "9.0"), "cc.major", "cc.minor")
+    combined = and_terms(at_least_terms("525.60.13", KEYS), caps)
+    a100_r535 = {**labels_for((535, 104, 5)), "cc.major": "8", "cc.minor": "0"}
+    t4_r535 = {**labels_for((535, 104, 5)), "cc.major": "7", "cc.minor": "5"}
+    a100_r470 = {**labels_for((470, 82, 1)), "cc.major": "8", "cc.minor": "0"}
+    assert selects(combined, a100_r535)
+    assert not selects(combined, t4_r535)
+    assert not selects(combined, a100_r470)
