@@ -14,7 +14,8 @@ import click
               help="How nodes start containers: pyxis/enroot (srun --container-image), Apptainer, or Docker.")
 @click.option("--image", default=None, metavar="REF",
               help="The image as the nodes pull it, best by digest (REGISTRY/PATH@sha256:...). "
-                   "Default for --runtime docker: the project's local tag.")
+                   "Default: the digest `cudaenv push` recorded (cudaenv.pushed.json); for --runtime docker "
+                   "without one, the project's local tag.")
 @click.option("--gpus", type=int, default=None, metavar="N", help="GPUs per job (--gres=gpu:N); default from [run] gpus.")
 @click.option("--time", "time_limit", default=None, help="Time limit (sbatch --time), e.g. 4:00:00 or 2-00:00:00.")
 @click.option("--partition", default=None, help="Partition(s) (sbatch --partition).")
@@ -49,6 +50,13 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
     if lock is None or stale:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
     local_tag = None
+    if image is None and runtime != "docker":
+        from cudaenv.push import recorded
+
+        pushed = recorded(project.root)  # `cudaenv push` recorded the digest: every node pulls the same bytes
+        if pushed is not None:
+            image = pushed.by_digest
+            click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     if image is None and runtime == "docker":
         from cudaenv.cli.build_cmd import buildkit_available
         from cudaenv.image import plan_image, published_base_for

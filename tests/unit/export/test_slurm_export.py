@@ -373,3 +373,19 @@ def test_the_readme_slurm_example_is_what_cudaenv_prints(tmp_path, env):
     directory = make_project(tmp_path / "detector", env, features=README_FEATURES)
     args = shlex.split(command.replace("\\\n", " "))[4:]  # after `cudaenv export slurm .`
     assert script(directory, env, *args) == shown
+
+
+def test_the_digest_cudaenv_push_recorded_is_the_default_image(project, env):
+    """After `cudaenv push`, a pyxis script names that exact digest without --image."""
+    import json as _json
+
+    digest = "sha256:" + "ab" * 32
+    pushed = project / "cudaenv.pushed.json"
+    pushed.write_text(_json.dumps({"reference": "registry.example.com/ml/detector:abc123", "digest": digest}))
+    try:
+        proc = export(project, env, "--runtime", "apptainer")
+        assert proc.returncode == 0, proc.stderr
+        assert f"docker://registry.example.com/ml/detector@{digest}" in proc.stdout
+        assert "cudaenv.pushed.json" in proc.stderr
+    finally:
+        pushed.unlink()
