@@ -98,6 +98,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=lock_hash(lock_text), published_base=published_base,
+        jupyter=project.run.jupyter,
     )
     dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_compat_branches(matrix, stack.cuda)))
     user_ignore = project.root / ".dockerignore"

@@ -36,6 +36,10 @@ class UnsafeValue(ValueError):
     """A value that would end a Dockerfile instruction (a newline or another control character)."""
 
 
+# Pinned, so an image with Jupyter is as reproducible as the rest of it; bump it with cudaenv.
+JUPYTERLAB_VERSION = "4.6.6"
+
+
 def shquote(value) -> str:
     """POSIX single-quoting for a shell word inside a RUN line. A newline cannot be quoted there:
     the Dockerfile parser ends the instruction at it, whatever the shell would make of it."""
@@ -102,6 +106,7 @@ class BuildSettings:
     buildkit: bool = True  # cache mounts and secrets need BuildKit
     lock_hash: str = ""
     published_base: str | None = None  # a `cudaenv publish`ed base to start FROM (layers 1-3 prebuilt)
+    jupyter: bool = False  # JupyterLab in a layer of its own, after the frameworks (shared stack stays shared)
 
 
 def flavor_reason(stack: Stack) -> str:
@@ -173,6 +178,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "labels": labels,
         "command": list(settings.command),
         "published_base": settings.published_base,
+        "jupyter": [f"jupyterlab=={JUPYTERLAB_VERSION}"] if settings.jupyter else [],
     }
 
 

@@ -34,7 +34,8 @@ def run_options(func):
     return func
 
 
-def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=()):
+def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
+           jupyter: bool = False):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
     from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
     from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
@@ -46,6 +47,10 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     from cudaenv.project import load_project
 
     project = load_project(directory)
+    if jupyter and not project.run.jupyter:  # the image with JupyterLab's layer (a tag of its own)
+        from dataclasses import replace
+
+        project = replace(project, run=replace(project.run, jupyter=True))
     matrix = load_matrix()
     engine = get_engine()
     gpu_spec = gpus or project.run.gpus
@@ -201,8 +206,11 @@ class CommandAfterDashes(click.Command):
 @DIRECTORY
 @run_options
 @click.option("-d", "--detach", is_flag=True, help="Run in the background; see `cudaenv ps`, stop with `cudaenv stop`.")
+@click.option("--jupyter", is_flag=True,
+              help="Start JupyterLab in the project's image (added as a layer of its own) on 127.0.0.1 and print "
+                   "its URL with the token; stop it with `cudaenv stop`.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, detach, command) -> None:
+def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, detach, jupyter, command) -> None:
     """Run COMMAND (default: the configured command) in the project's image with GPUs.
 
     Builds first when the image is missing or stale. The project is mounted at /workspace and
@@ -211,16 +219,26 @@ def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, deta
 
         cudaenv run . --gpus auto -- python train.py --epochs 3
     """
+    url = None
+    if jupyter:
+        from cudaenv.cli.jupyter import jupyter_launch
+
+        command, env, ports, url = jupyter_launch(command, env, ports)
+        detach = True
     tty = sys.stdin.isatty() and sys.stdout.isatty() and not detach
     engine, container_id, cname = _start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
                                          ipc=ipc, rebuild=rebuild, command=command, tty=tty, interactive=tty,
-                                         ulimits=ulimits)
+                                         ulimits=ulimits, jupyter=jupyter)
     if detach:
         try:
             engine.start(container_id)
         except BaseException:
             engine.remove(container_id)
             raise
+        if url:
+            click.echo(f"JupyterLab in {cname} (stop it with `cudaenv stop {cname}`):", err=True)
+            click.echo(url)
+            return
         click.echo(cname)
         return
     code = _interactive(engine, container_id) if tty else _foreground(engine, container_id)

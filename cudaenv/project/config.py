@@ -33,7 +33,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "cuda": ("version", "cudnn"),
     "target": ("driver", "gpus", "compute_capabilities"),
     "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index", "ca_cert"),
-    "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits"),
+    "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits", "jupyter"),
     "cluster": ("slurm",),
 }
 # [cluster.slurm]: what `cudaenv export slurm` reads (the feature specs are checked there)
@@ -86,6 +86,7 @@ class RunConfig:
     ports: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
     ulimits: tuple[tuple[str, int, int], ...] = DEFAULT_ULIMITS
+    jupyter: bool = False  # JupyterLab in the image (its own layer after the frameworks): `cudaenv run --jupyter`
 
 
 def parse_ulimit(name: str, value, where: str) -> tuple[str, int, int]:
@@ -346,6 +347,9 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     cuda_spec = reader.spec(cuda, "cuda", "version")
     if cuda_spec is None and variant_cuda:
         cuda_spec = SpecifierSet(f"=={variant_cuda}")
+    jupyter = run.get("jupyter", False)
+    if not isinstance(jupyter, bool):
+        raise reader.fail("run.jupyter", "true or false", jupyter)
     constraints = Constraints(
         python=python, frameworks=frameworks, cuda=cuda_spec,
         cudnn=reader.spec(cuda, "cuda", "cudnn"), flavor=flavor, os=reader.str(build, "build", "os"),
@@ -359,7 +363,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
                           ca_cert=ca_cert, **indexes),
         run=RunConfig(gpus=gpus_text, shm_size=shm, ipc=ipc, env=tuple(sorted((k, str(v)) for k, v in env.items())),
                       ports=tuple(ports), command=tuple(command),
-                      ulimits=tuple((n, s, h) for n, (s, h) in sorted(ulimits.items()))),
+                      ulimits=tuple((n, s, h) for n, (s, h) in sorted(ulimits.items())), jupyter=jupyter),
         raw=data,
     )
 
