@@ -125,9 +125,25 @@ def compose_document(services: list[ServiceInput], *, name: str, user: str, user
     return document
 
 
+# What a YAML 1.2 reader (Compose is Go) takes for a number, a boolean or null. PyYAML follows
+# YAML 1.1 and leaves some of these bare (3e-4, 0o17), so such strings are quoted explicitly.
+_YAML12_SCALAR = re.compile(
+    r"[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|\.inf|\.Inf|\.INF)"
+    r"|\.nan|\.NaN|\.NAN|true|True|TRUE|false|False|FALSE|null|Null|NULL|~|", re.ASCII)
+
+
 def render(document: dict) -> str:
     import yaml
 
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def string(dumper, value: str):
+        style = "'" if _YAML12_SCALAR.fullmatch(value) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, string)
+
     header = ("# compose.yaml written by `cudaenv export compose`: one service per project, each on the image\n"
               "# cudaenv built for its locked stack. Regenerate after `cudaenv build`; `docker compose up` runs them.\n")
-    return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=False)
+    return header + yaml.dump(document, Dumper=Dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)

