@@ -39,6 +39,26 @@ def _local_cuda(local: str) -> str | None:
     return f"{int(match.group(1))}.{match.group(2)}" if match else None
 
 
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _build_accepts(stack, text: str) -> bool:
+    """Whether the framework build itself declares a range that holds this pin (JAX's CUDA extras ask
+    for nvidia-cudnn-cu12>=9.10.2.21,<10 and uv rightly takes the newest 9.x): there only the major
+    is the stack's to fix."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    name, _, version = text.partition("==")
+    spec = {_normalized(n): s for n, s in getattr(stack, "nvidia_requires", ())}.get(_normalized(name.split("[")[0]))
+    if not spec or spec.startswith("=="):
+        return False
+    try:
+        return SpecifierSet(spec).contains(version.split("+")[0].split(";")[0].strip(), prereleases=True)
+    except InvalidSpecifier:
+        return False
+
+
 def pin_clashes(stack, pinned) -> list[PinClash]:
     """Every pin that contradicts the stack's CUDA major.minor or cuDNN major.minor."""
     clashes: list[PinClash] = []
@@ -53,10 +73,11 @@ def pin_clashes(stack, pinned) -> list[PinClash]:
                 clashes.append(PinClash(text, f"a {'CPU-only' if local == 'cpu' else 'ROCm'} build", f"CUDA {cuda}"))
             elif built_for is not None and built_for != cuda:
                 clashes.append(PinClash(text, f"CUDA {built_for}", f"CUDA {cuda}"))
+        ranged = _build_accepts(stack, text)
         if match := _CUDA_PIN.match(text):
             carried = f"{match.group('major')}.{match.group('minor')}"
             if match.group("name").lower().startswith("cuda-toolkit") or "runtime" in match.group("name").lower():
-                if carried != cuda:
+                if carried != cuda and not (ranged and match.group("major") == cuda_major):
                     clashes.append(PinClash(text, f"CUDA {carried}", f"CUDA {cuda}"))
             elif match.group("major") != cuda_major:  # nvrtc: the major is what matters
                 clashes.append(PinClash(text, f"CUDA {carried}", f"CUDA {cuda}"))
@@ -64,7 +85,7 @@ def pin_clashes(stack, pinned) -> list[PinClash]:
             if match.group("cuda") != cuda_major:
                 clashes.append(PinClash(text, f"a cuDNN built for CUDA {match.group('cuda')}", f"CUDA {cuda}"))
             carried = f"{match.group('major')}.{match.group('minor')}"
-            if stack.cudnn and carried != stack.cudnn:
+            if stack.cudnn and carried != stack.cudnn and not (ranged and match.group("major") == stack.cudnn.split(".")[0]):
                 clashes.append(PinClash(text, f"cuDNN {carried}", f"cuDNN {stack.cudnn}"))
     return clashes
 

@@ -88,3 +88,25 @@ def test_check_judges_what_the_lock_installs_not_only_its_stack(tmp_path):
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
     assert "CUDA 13.0" in error["message"] and "https://download.pytorch.org/whl/cu126" in error["message"]
+
+
+def jax_stack():
+    from cudaenv.resolver.model import Constraints, Host
+    from cudaenv.versions import parse_specifier
+
+    stack = resolve(load_matrix(overlays=[]), Constraints(frameworks=(("jax", parse_specifier("==0.12.0.1")),),
+                                                          python=parse_specifier("3.12")),
+                    Host(driver="550.54.15")).stack
+    assert stack.cuda == "12.9" and dict(stack.nvidia_requires)["nvidia-cudnn-cu12"].startswith("<10")
+    return stack
+
+
+def test_pins_inside_a_range_the_framework_build_declares_do_not_clash():
+    # what uv took from PyPI for jax[cuda12]==0.12.0.1: the newest 9.x cuDNN and 12.x runtime its ranges allow
+    pins = ["jax==0.12.0.1", "nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cudnn-cu12==9.28.0.42"]
+    assert pin_clashes(jax_stack(), pins) == []
+
+
+def test_a_ranged_framework_still_refuses_another_cuda_major():
+    clashes = pin_clashes(jax_stack(), ["nvidia-cuda-runtime==13.0.96", "nvidia-cudnn-cu13==9.24.0.43"])
+    assert {c.pin for c in clashes} == {"nvidia-cuda-runtime==13.0.96", "nvidia-cudnn-cu13==9.24.0.43"}
