@@ -14,6 +14,7 @@ own layers and never the base; ``--rebuild-base`` is the explicit way to make th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +27,19 @@ from cudaenv.resolver.model import Stack
 
 LABEL_CONTENT_HASH = "io.cudaenv.content-hash"  # on a base, and inherited by every project image on it
 LABEL_BASE_ID = "io.cudaenv.base-id"  # on a project image: the image ID of the base it was built FROM
+
+
+_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")  # Docker's tag grammar
+
+
+def readable_local_tags(stack: Stack) -> tuple[str, ...]:
+    """``cudaenv-base:<readable>`` names for humans; a hand-edited lock whose values make no valid
+    tag gets none (the hash tag alone names the base, and the render refuses what is unsafe)."""
+    try:
+        tags = readable_tags(stack)
+    except (IndexError, ValueError, AttributeError):
+        return ()
+    return tuple(f"{BASE_REPOSITORY}:{t}" for t in tags if _TAG.fullmatch(t))
 
 
 def local_reference(digest: str) -> str:
@@ -87,7 +101,7 @@ def plan_base(matrix: Matrix, stack: Stack, settings: BuildSettings, *, ca_cert:
         project=BASE_REPOSITORY, base_registry=settings.base_registry, python_index=settings.python_index,
         framework_index=settings.framework_index, ca_cert=settings.ca_cert, netrc=settings.netrc,
         buildkit=settings.buildkit)
-    tags = tuple(f"{BASE_REPOSITORY}:{t}" for t in readable_tags(stack)) + (local_reference(digest),)
+    tags = readable_local_tags(stack) + (local_reference(digest),)
     return BasePlan(base_stack, digest, tags, base_settings, forward_compat_branches(matrix, base_stack.cuda),
                     ca_cert, netrc)
 
