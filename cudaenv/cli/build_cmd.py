@@ -158,6 +158,11 @@ def pull_hint(text: str) -> str | None:
     """When a base image could not be pulled, say how to use a mirror instead."""
     import re
 
+    if re.search(r"cudaenv-base:hash-[0-9a-f]+", text) and (
+            re.search(r"ERROR: \S+:\S+: not found", text) or any(marker in text for marker in _PULL_FAILED)):
+        return ("the builder could not see the local stack base image: a buildx builder with the "
+                "docker-container driver has no access to the engine's images; switch to the engine's own "
+                "builder (`docker buildx use default`) or build `cudaenv dockerfile --standalone`")
     missing_image = re.search(r"ERROR: \S+:\S+: not found", text)  # BuildKit: the reference has no manifest
     if missing_image or any(marker in text for marker in _PULL_FAILED):
         return ("the base image could not be pulled: if Docker Hub is unreachable or rate-limited here, set "

@@ -216,3 +216,17 @@ def test_images_base_that_is_not_a_stack_base_is_bad_input(shared, env, standin_
     code, report = images_json(env, "--base", standin_image)
     assert code == 2
     assert "not a local cudaenv stack base" in report["error"]["message"]
+
+
+def test_a_builder_that_cannot_see_the_local_base_gets_a_hint_naming_the_cause(engine, tmp_path):
+    """What a buildx docker-container builder meets: FROM a stack base it cannot find (here: one
+    that does not exist, so BuildKit looks for it upstream and fails as such a builder would)."""
+    from cudaenv.cli.build_cmd import pull_hint
+    from cudaenv.engine import BuildRequest
+    from cudaenv.errors import BuildError
+
+    with pytest.raises(BuildError) as failed:
+        engine.build(BuildRequest(context=tmp_path, tags=(f"cudaenv-test/no-base:{RUN_ID}",),
+                                  dockerfile_text=f"FROM cudaenv-base:hash-{RUN_ID}00000000 AS base\n"))
+    hint = pull_hint(f"{failed.value}\n{failed.value.log_tail}")
+    assert hint is not None and "docker-container" in hint and "--standalone" in hint
