@@ -10,6 +10,7 @@ when the module ends. The stand-in torch wheels come from a package index on loo
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -42,8 +43,6 @@ compute_capabilities = ["8.0", "9.0"]
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    import os
-
     served, stop = serve_index(tmp_path_factory.mktemp("sharing-index"))
     served.add("fixture-leaf", "2.0.1", files={"fixture_leaf/__init__.py": 'NAME = "leaf"\n'})
     for version in (TORCH_SHARED, TORCH_ALONE):
@@ -230,3 +229,22 @@ def test_a_builder_that_cannot_see_the_local_base_gets_a_hint_naming_the_cause(e
                                   dockerfile_text=f"FROM cudaenv-base:hash-{RUN_ID}00000000 AS base\n"))
     hint = pull_hint(f"{failed.value}\n{failed.value.log_tail}")
     assert hint is not None and "docker-container" in hint and "--standalone" in hint
+
+
+LAYERDB = Path("/var/lib/docker/image/overlay2/layerdb/sha256")
+
+
+def test_chain_ids_and_layer_sizes_are_the_ones_the_engine_stores(engine, shared):
+    """Checked against dockerd's own layer store (overlay2, local daemon, readable as root): every
+    computed chain ID is a layer there, with the size the accounting gave it."""
+    if not os.access(LAYERDB, os.R_OK):
+        pytest.skip(f"{LAYERDB} is not readable here (another storage driver, a remote daemon, or not root)")
+    from cudaenv.images.accounting import layered
+
+    for reference in (shared["base"]["reference"], shared["tags"]["first"]):
+        image = layered(engine.image_info(reference))
+        assert image.exact
+        for chain_id, size in image.layers():
+            stored = LAYERDB / chain_id.removeprefix("sha256:")
+            assert stored.is_dir(), chain_id
+            assert int((stored / "size").read_text()) == size
