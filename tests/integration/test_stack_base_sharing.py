@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cudaenv.errors import EngineError
 from cudaenv.stackbase import LABEL_BASE_ID, LABEL_CONTENT_HASH
 from tests.integration.test_build_images import cudaenv, layers, lock_project, remove_images, write_config
 from tests.support.package_index import serve_index
@@ -25,6 +26,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.registry]
 RUN_ID = uuid.uuid4().hex[:8]
 TORCH_SHARED = f"2.98.{int(RUN_ID[:5], 16)}"  # one stack, two projects
 TORCH_ALONE = f"2.97.{int(RUN_ID[:5], 16)}"  # a stack whose only project image goes away
+TORCH_REBUILT = f"2.95.{int(RUN_ID[:5], 16)}"  # a stack whose base is rebuilt on purpose
 
 
 def torch_release(version: str) -> str:
@@ -45,10 +47,10 @@ compute_capabilities = ["8.0", "9.0"]
 def env(tmp_path_factory):
     served, stop = serve_index(tmp_path_factory.mktemp("sharing-index"))
     served.add("fixture-leaf", "2.0.1", files={"fixture_leaf/__init__.py": 'NAME = "leaf"\n'})
-    for version in (TORCH_SHARED, TORCH_ALONE):
+    for version in (TORCH_SHARED, TORCH_ALONE, TORCH_REBUILT):
         served.add("torch", version, files={"torch/__init__.py": f'__version__ = "{version}"\n'})
     overlay = tmp_path_factory.mktemp("sharing-overlay")
-    (overlay / "torch.toml").write_text(torch_release(TORCH_SHARED) + torch_release(TORCH_ALONE))
+    (overlay / "torch.toml").write_text("".join(map(torch_release, (TORCH_SHARED, TORCH_ALONE, TORCH_REBUILT))))
     overrides = ("CUDAENV_PYTHON_INDEX", "CUDAENV_FRAMEWORK_INDEX", "CUDAENV_MATRIX_PATH", "CUDAENV_DRIVER_VERSION",
                  "CUDAENV_GPUS", "CUDAENV_UID", "CUDAENV_GID")
     yield dict({k: v for k, v in os.environ.items() if k not in overrides}, CUDAENV_MATRIX_PATH=str(overlay),
@@ -83,7 +85,7 @@ def remove_base(engine, reference: str) -> None:
         for tag in info.tags:
             try:
                 engine.remove_image(tag)
-            except Exception:  # a container of this run still holds it: the daemon keeps it
+            except EngineError:  # a container of this run still holds it: the daemon keeps it
                 pass
 
 
@@ -248,3 +250,48 @@ def test_chain_ids_and_layer_sizes_are_the_ones_the_engine_stores(engine, shared
             stored = LAYERDB / chain_id.removeprefix("sha256:")
             assert stored.is_dir(), chain_id
             assert int((stored / "size").read_text()) == size
+
+
+# --- rebuilding the base is its own choice ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rebuilt_base(engine, standins, env, tmp_path_factory):
+    """One project built, then with --no-cache, then with --rebuild-base."""
+    directory = make_project(tmp_path_factory.mktemp("rebuilt") / "project", f"share-d-{RUN_ID}", TORCH_REBUILT, "",
+                             standins.host)
+    lock_project(directory, env, standins)
+    tags = [f"cudaenv-test/sharing-rebuilt:{RUN_ID}-{n}" for n in range(3)]
+    results = []
+    try:
+        results.append(build_json(directory, env, tags[0]))
+        results.append(build_json(directory, env, tags[1], "--no-cache"))
+        results.append(build_json(directory, env, tags[2], "--rebuild-base"))
+        yield tags, results
+    finally:
+        remove_images(engine, *tags)
+        for result in results:
+            remove_base(engine, result["base"]["reference"])
+            remove_base(engine, result["base"]["image_id"])
+            if engine.image_info(result["base"]["image_id"]) is not None:  # untagged by now: by ID
+                try:
+                    engine.remove_image(result["base"]["image_id"])
+                except EngineError:
+                    pass
+
+
+def test_only_rebuild_base_makes_a_new_stack_base(rebuilt_base):
+    _, (first, no_cache, rebuilt) = rebuilt_base
+    assert [r["base"]["how"] for r in (first, no_cache, rebuilt)] == ["built", "present", "built"]
+    assert no_cache["base"]["image_id"] == first["base"]["image_id"]
+    assert rebuilt["base"]["image_id"] != first["base"]["image_id"]
+    assert rebuilt["base"]["reference"] == first["base"]["reference"]  # same content hash, new build of it
+
+
+def test_images_shows_the_older_project_image_still_on_the_replaced_base(engine, rebuilt_base, env):
+    tags, (first, _, rebuilt) = rebuilt_base
+    old, new = first["base"]["image_id"], rebuilt["base"]["image_id"]
+    assert engine.image_labels(tags[2])[LABEL_BASE_ID] == new
+    _, report = images_json(env, "--base", old, "--base", new)
+    on = {stack["image_id"]: {t for p in stack["projects"] for t in p["tags"]} for stack in report["stacks"]}
+    assert on == {old: {tags[0], tags[1]}, new: {tags[2]}}
