@@ -221,12 +221,17 @@ def cudnn_release(r: RowReader) -> model.CudnnRelease:
 
 
 def torch_variant(r: RowReader) -> model.TorchVariant:
-    return r.finish(model.TorchVariant(
+    row = r.finish(model.TorchVariant(
         cuda=r.cuda_xy("cuda"), index_url=r.str("index_url"),
         cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
         compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
+        established=r.bool("established", required=False) is not False,
         note=r.str("note", required=False, default=""),
     ))
+    if not row.established and not row.note:
+        # a doubtful build must say why: which source is missing (a wheel index record, a build matrix)
+        raise r.fail("note", "a note naming what is missing when established = false", "")
+    return row
 
 
 def torch_release(r: RowReader) -> model.TorchRelease:

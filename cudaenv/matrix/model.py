@@ -91,6 +91,9 @@ class TorchVariant:
     compute_capabilities: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()  # compute capabilities whose PTX is embedded (TORCH_CUDA_ARCH_LIST "+PTX")
     cudnn: str | None = None
+    # False: no primary source establishes that this build was published (the note says what is
+    # missing); the resolver never prefers it over a build that is established
+    established: bool = True
     note: str = ""
 
     @property

@@ -21,6 +21,9 @@ class Constraints:
     cudnn: SpecifierSet | None = None
     flavor: str = "auto"
     os: str | None = None  # nvidia/cuda OS suffix for runtime/devel images, e.g. "ubuntu22.04"
+    # build variants a pin names by its local version (torch==2.12.1+cu129 -> ("torch", "cu129")):
+    # such a build must exist, or the pin is bad input
+    variants: tuple[tuple[str, str], ...] = ()
 
     def spec(self, name: str) -> SpecifierSet | None:
         return next((s for n, s in self.frameworks if n == name), None)
@@ -35,6 +38,7 @@ class Constraints:
             cudnn=override.cudnn if override.cudnn is not None else self.cudnn,
             flavor=override.flavor if override.flavor != "auto" else self.flavor,
             os=override.os or self.os,
+            variants=tuple((n, v) for n, v in self.variants if n not in names) + override.variants,
         )
 
     @property
