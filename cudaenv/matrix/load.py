@@ -204,10 +204,14 @@ def architecture(r: RowReader) -> model.Architecture:
 
 
 def gpu(r: RowReader) -> model.Gpu:
+    host_arch = r.str("host_arch", required=False, default="x86_64")
+    if host_arch not in model.HOST_ARCHES:
+        raise r.fail("host_arch", " or ".join(repr(a) for a in model.HOST_ARCHES), host_arch)
     return r.finish(model.Gpu(
         name=r.str("name"), aliases=r.str_list("aliases", required=False),
         compute_capability=r.cc("compute_capability"), architecture=r.str("architecture"),
-        datacenter=r.bool("datacenter"), source=r.source(), note=r.str("note", required=False, default=""),
+        datacenter=r.bool("datacenter"), host_arch=host_arch, source=r.source(),
+        note=r.str("note", required=False, default=""),
     ))
 
 

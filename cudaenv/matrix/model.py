@@ -63,6 +63,9 @@ class Architecture:
     note: str = ""
 
 
+HOST_ARCHES = ("x86_64", "aarch64")
+
+
 @dataclass(frozen=True)
 class Gpu:
     name: str
@@ -71,6 +74,9 @@ class Gpu:
     datacenter: bool
     source: str
     aliases: tuple[str, ...] = ()
+    # the CPU architecture of every host this GPU comes in: Grace superchips (GH200, GB200, GB300,
+    # GB10) and Jetson modules only exist with an Arm (aarch64) host
+    host_arch: str = "x86_64"
     note: str = ""
 
 

@@ -9,6 +9,9 @@ from packaging.specifiers import SpecifierSet
 FRAMEWORKS = ("torch", "tensorflow", "jax", "mxnet")
 COMPANIONS = {"torchvision": "torch", "torchaudio": "torch", "keras": "tensorflow", "jaxlib": "jax"}
 FLAVORS = ("auto", "wheels", "runtime", "devel")
+# The only CPU architecture cudaenv resolves for: its base images (nvidia/cuda linux/amd64) and the
+# framework wheels the matrix records (manylinux x86_64) are x86_64 ones.
+IMAGE_ARCH = "x86_64"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class TargetGpu:
     name: str | None = None
     architecture: str | None = None
     datacenter: bool = False
+    host_arch: str | None = None  # the CPU architecture of the hosts it comes in; None: not known
 
     @property
     def label(self) -> str:

@@ -28,7 +28,7 @@ from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
-from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, Constraints, Host, Problem, Resolution, Stack
+from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, IMAGE_ARCH, Constraints, Host, Problem, Resolution, Stack
 from cudaenv.versions import driver_branch, major_minor, numeric_key, parse_version, specifier_contains
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
@@ -429,9 +429,19 @@ def _cuda_candidates(ctx: _Context, candidates: dict[str, list[Build]]) -> list[
 
 
 def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
-    """Problems with the host itself, whatever the stack: a driver branch that does not support a
-    GPU's architecture — too old for a new GPU, or past the architecture's last branch."""
+    """Problems with the host itself, whatever the stack: a GPU that only comes in hosts whose CPU
+    is not x86_64 (Grace superchips, Jetson), for which cudaenv has no images; a driver branch that
+    does not support a GPU's architecture — too old for a new GPU, or past the architecture's last branch."""
     problems = []
+    for gpu in host.gpus:
+        if gpu.host_arch is not None and gpu.host_arch != IMAGE_ARCH:
+            problems.append(Problem(
+                "host-arch-unsupported",
+                f"{gpu.label} only comes in {gpu.host_arch} hosts (Grace CPU or Jetson module); cudaenv's images "
+                f"(nvidia/cuda linux/amd64) and the framework wheels in its matrix are {IMAGE_ARCH} only, so it "
+                f"cannot say which stack runs there",
+                fix=f"resolve on and for an {IMAGE_ARCH} host, or use NVIDIA's own {gpu.host_arch} images for this GPU",
+            ))
     if host.driver is None:
         return problems
     branch = driver_branch(host.driver)
