@@ -181,3 +181,17 @@ def test_the_config_pin_of_a_missing_build_names_the_file_and_key(tmp_path):
     assert code == 2
     message = result["error"]["message"]
     assert "cudaenv.toml" in message and "frameworks.torch" in message and "torch 2.14.0 is built for cu126, cu130, cu132" in message
+
+
+def test_the_flag_survives_the_matrix_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUDAENV_NO_CACHE", raising=False)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "torch.toml").write_text(DOUBTFUL_2_13)
+    first = load_matrix(overlays=[overlay])  # parses and writes the cache
+    assert list((tmp_path / "cache").glob("matrix-*"))
+    cached = load_matrix(overlays=[overlay])  # read back from the cache
+    for m in (first, cached):
+        release = next(r for r in m.torch if r.version == "2.13.0")
+        assert {v.tag: v.established for v in release.variants}["cu129"] is False

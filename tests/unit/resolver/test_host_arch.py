@@ -94,3 +94,13 @@ def test_an_overlay_can_mark_its_own_gpu_aarch64(tmp_path):
         'host_arch = "aarch64"\nsource = "site inventory ; read 2026-11-24"\n')
     m = load_matrix(overlays=[tmp_path], use_cache=False)
     assert m.find_gpu("Site Arm GPU").host_arch == "aarch64"
+
+
+def test_a_detected_grace_gpu_carries_its_host_arch():
+    from cudaenv.host import DetectedGpu
+    from cudaenv.target import identify_gpu
+
+    found = identify_gpu(matrix(), DetectedGpu(0, "NVIDIA GH200 480GB", "9.0"))
+    assert found.host_arch == "aarch64"
+    unknown = identify_gpu(matrix(), DetectedGpu(0, "Some Future GPU", "9.0"))
+    assert unknown.host_arch is None  # not in the matrix: nothing known, nothing refused
