@@ -377,7 +377,7 @@ def update_drivers(matrix_path: Path, cuda_path: Path, *, new_cuda: tuple[str, .
     branches = list(tomlkit.parse(text).get("branch", []))
     cuda_rows = tomlkit.parse(cuda_path.read_text(encoding="utf-8")).get("release", []) if cuda_path.is_file() else []
     minors = {".".join(str(r["version"]).split(".")[:2]) for r in cuda_rows}
-    minors |= {".".join(v.split(".")[:2]) for v in new_cuda if v[:1].isdigit()}
+    minors |= {".".join(v.split()[0].split(".")[:2]) for v in new_cuda if v[:1].isdigit()}
     newest = max((int(b["branch"]) for b in branches), default=0)
     needs = [f"driver branches newer than R{newest}, their max CUDA, architectures and end of life: NVIDIA's driver "
              "release notes and data-center support matrix (PyPI publishes no driver data)"]
