@@ -244,6 +244,7 @@ def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | 
     Curated fields are left alone. What PyPI cannot establish is listed under "needs a primary
     source". With --check, exit 1 when something published is missing from the matrix.
     """
+    from cudaenv.matrix.pypi import FetchError
     from cudaenv.matrix.update import KIND_FILES, update_kind
     from cudaenv.project.config import INDEX_URL
     from cudaenv.resources import matrix_dir as shipped_dir
@@ -261,7 +262,10 @@ def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | 
     reports, wrote, new_cuda = [], [], ()
     for kind in chosen:
         click.echo(f"{kind}: reading {index} …" if kind != "driver" else "driver: PyPI has no driver data; checking drivers.toml against cuda.toml …", err=True)
-        result = update_kind(kind, directory, index=index, new_cuda=new_cuda)
+        try:
+            result = update_kind(kind, directory, index=index, new_cuda=new_cuda)
+        except FetchError as exc:  # exit 2, so that --check's 1 always means "behind PyPI"
+            raise UserError(f"--index {index}: cannot read what the index published ({exc})") from exc
         if kind == "cuda":
             new_cuda = result.skipped
         if write and result.diff:

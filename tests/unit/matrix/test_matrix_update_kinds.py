@@ -5,6 +5,7 @@ and torchvision ranges — against PyPI JSON and METADATA recorded from the real
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -272,15 +273,28 @@ def cli_matrix(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run_cli(*args):
-    from click.testing import CliRunner
+@dataclass
+class Run:
+    exit_code: int
+    stdout: str
+    stderr: str
 
-    from cudaenv.cli import cli
 
-    return CliRunner().invoke(cli, ["matrix", "update", *args])
+@pytest.fixture
+def run_cli(capsys):
+    """`cudaenv matrix update …` through the real entry point (exit codes, JSON error objects)."""
+    from cudaenv.cli import main
+
+    def run(*args) -> Run:
+        with pytest.raises(SystemExit) as done:
+            main(["matrix", "update", *args])
+        out = capsys.readouterr()
+        return Run(done.value.code, out.out, out.err)
+
+    return run
 
 
-def test_check_exits_1_with_one_json_object_naming_new_data_and_missing_sources(cli_matrix):
+def test_check_exits_1_with_one_json_object_naming_new_data_and_missing_sources(cli_matrix, run_cli):
     result = run_cli("cuda", "cudnn", "driver", "--check", "--json", "--matrix-dir", str(cli_matrix))
     assert result.exit_code == 1, result.stderr
     data = json.loads(result.stdout)
@@ -293,7 +307,7 @@ def test_check_exits_1_with_one_json_object_naming_new_data_and_missing_sources(
     assert (cli_matrix / "cudnn.toml").read_text() == CUDNN_TOML  # --check alone writes nothing
 
 
-def test_write_then_check_reports_only_what_needs_curation(cli_matrix):
+def test_write_then_check_reports_only_what_needs_curation(cli_matrix, run_cli):
     assert run_cli("cudnn", "--write", "--matrix-dir", str(cli_matrix)).exit_code == 0
     assert 'version = "9.28.1"' in (cli_matrix / "cudnn.toml").read_text()
     again = run_cli("cudnn", "driver", "--check", "--matrix-dir", str(cli_matrix))
@@ -301,8 +315,19 @@ def test_write_then_check_reports_only_what_needs_curation(cli_matrix):
     assert "needs a primary source" in again.stderr and again.stdout == ""
 
 
-def test_plain_output_lists_per_kind_what_is_new_and_what_needs_a_source(cli_matrix):
+def test_plain_output_lists_per_kind_what_is_new_and_what_needs_a_source(cli_matrix, run_cli):
     result = run_cli("cuda", "--matrix-dir", str(cli_matrix))
     assert result.exit_code == 0  # without --check, news is not a failure
     assert "new on PyPI:" in result.stderr and "cuda-toolkit 13.5.0" in result.stderr
     assert "not added (needs curation):" in result.stderr and "needs a primary source:" in result.stderr
+
+
+def test_an_unreadable_index_is_exit_2_not_a_stale_matrix(cli_matrix, run_cli, monkeypatch):
+    def unreachable(url, byte_range):
+        raise pypi.FetchError(f"{url}: <urlopen error [Errno 111] Connection refused>")
+
+    monkeypatch.setattr(pypi, "http_fetch", unreachable)
+    result = run_cli("cudnn", "--check", "--json", "--matrix-dir", str(cli_matrix))
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and "cannot read what the index published" in data["error"]["message"]
