@@ -52,6 +52,9 @@ def _torch(matrix: "Matrix") -> list[Build]:
     for release in matrix.torch:
         companions = tuple((n, v) for n, v in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)) if v)
         requirements = (f"torch=={release.version}", *(f"{n}=={v}" for n, v in companions))
+        if not release.torchvision and release.torchvision_range:
+            # no torchvision pins this torch exactly; the range PyPI admits is checked like keras's
+            companions += (("torchvision", release.torchvision_range),)
         for variant in release.variants:
             pins = release.pypi_requires if variant.cuda == release.pypi_cuda else ()
             out.append(Build(

@@ -238,10 +238,17 @@ def torch_variant(r: RowReader) -> model.TorchVariant:
     return row
 
 
+def _spec_text(r: RowReader, key: str) -> str | None:
+    """An optional PEP 440 specifier, checked, kept as the file spells it."""
+    return None if r.specifier(key, required=False) is None else r.str(key)
+
+
 def torch_release(r: RowReader) -> model.TorchRelease:
     return r.finish(model.TorchRelease(
         version=r.version("version"), released=r.str("released", required=False), python=r.python_list(),
         torchvision=r.version("torchvision", required=False), torchaudio=r.version("torchaudio", required=False),
+        torchvision_range=_spec_text(r, "torchvision_range"),
+        torchvision_source=r.source("torchvision_source", required=False),
         pypi_cuda=r.cuda_xy("pypi_cuda", required=False), pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", required=False),
         note=r.str("note", required=False, default=""),

@@ -116,6 +116,10 @@ class TorchRelease:
     variants: tuple[TorchVariant, ...] = ()
     released: str | None = None
     torchvision: str | None = None
+    # torchvision releases whose published Requires-Dist admits this torch when none pins it exactly
+    # (torchvision 0.29.1 and 0.29.2 require only torch>=2.14.0): a specifier, with its own source
+    torchvision_range: str | None = None
+    torchvision_source: str | None = None
     torchaudio: str | None = None
     pypi_cuda: str | None = None
     pypi_requires: Requires = ()

@@ -125,6 +125,9 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
                            key=Version)
             if not known:
                 continue  # only ranges recorded (keras): nothing to check against
+            ranges = {b.companion(name) for b in builds[framework] if b.companion(name) and not b.companion(name)[0].isdigit()}
+            if any(specs_overlap(SpecifierSet(r), spec) for r in ranges):
+                continue  # a range PyPI admits (torchvision_range for torch 2.14.1) covers it
         if not any(specifier_contains(spec, v) for v in known):
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
             near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6) if wanted else []

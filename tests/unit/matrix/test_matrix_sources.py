@@ -1,6 +1,6 @@
 """Every fact in the shipped matrix cites something anyone can open (issue #16).
 
-A row's ``source`` (and ``pypi_source``) must name at least one public http(s) document and the
+A row's ``source`` (and ``pypi_source``, ``torchvision_source``, …) must name at least one public http(s) document and the
 date it was read; no row, note or file header may point at private material — research notes,
 scratch scripts, a checker that was never published, a path on somebody's machine. Where a fact
 could not be sourced publicly the row says so in its note ("Unsourced: …") instead of inventing a
@@ -47,10 +47,15 @@ def private_reference(text: str) -> str | None:
     return None
 
 
+def source_key(key: str) -> bool:
+    """``source``, and the per-fact ones (``pypi_source``, ``torchvision_source``)."""
+    return key == "source" or key.endswith("_source")
+
+
 def rows(table, where: str):
     """(where, row) for every table in a parsed matrix file, nested variants included."""
     if isinstance(table, dict):
-        if "source" in table or "note" in table or "pypi_source" in table:
+        if "note" in table or any(source_key(k) for k in table):
             yield where, table
         for key, value in table.items():
             if isinstance(value, (dict, list)):
@@ -85,10 +90,8 @@ def test_the_shipped_matrix_has_files_and_rows():
 def test_every_source_names_a_public_document_and_when_it_was_read(path):
     bad = []
     for where, row in rows(tomllib.loads(path.read_text(encoding="utf-8")), path.name):
-        for key in ("source", "pypi_source"):
-            text = row.get(key)
-            if text is None:
-                continue
+        for key in filter(source_key, row):
+            text = row[key]
             urls = URL.findall(text)
             if not urls or not all(public_url(u) for u in urls):
                 bad.append(f"{where}.{key}: no public http(s) document: {text[:120]}")
@@ -101,7 +104,7 @@ def test_every_source_names_a_public_document_and_when_it_was_read(path):
 def test_no_row_cites_private_material(path):
     bad = []
     for where, row in rows(tomllib.loads(path.read_text(encoding="utf-8")), path.name):
-        for key in ("source", "pypi_source", "note"):
+        for key in [k for k in row if source_key(k) or k == "note"]:
             text = row.get(key)
             if isinstance(text, str) and (found := private_reference(text)):
                 bad.append(f"{where}.{key}: {found!r}")
