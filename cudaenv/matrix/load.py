@@ -204,10 +204,14 @@ def architecture(r: RowReader) -> model.Architecture:
 
 
 def gpu(r: RowReader) -> model.Gpu:
+    host_arch = r.str("host_arch", required=False, default="x86_64")
+    if host_arch not in model.HOST_ARCHES:
+        raise r.fail("host_arch", " or ".join(repr(a) for a in model.HOST_ARCHES), host_arch)
     return r.finish(model.Gpu(
         name=r.str("name"), aliases=r.str_list("aliases", required=False),
         compute_capability=r.cc("compute_capability"), architecture=r.str("architecture"),
-        datacenter=r.bool("datacenter"), source=r.source(), note=r.str("note", required=False, default=""),
+        datacenter=r.bool("datacenter"), host_arch=host_arch, source=r.source(),
+        note=r.str("note", required=False, default=""),
     ))
 
 
@@ -221,12 +225,17 @@ def cudnn_release(r: RowReader) -> model.CudnnRelease:
 
 
 def torch_variant(r: RowReader) -> model.TorchVariant:
-    return r.finish(model.TorchVariant(
+    row = r.finish(model.TorchVariant(
         cuda=r.cuda_xy("cuda"), index_url=r.str("index_url"),
         cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
         compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
+        established=r.bool("established", required=False) is not False,
         note=r.str("note", required=False, default=""),
     ))
+    if not row.established and not row.note:
+        # a doubtful build must say why: which source is missing (a wheel index record, a build matrix)
+        raise r.fail("note", "a note naming what is missing when established = false", "")
+    return row
 
 
 def _spec_text(r: RowReader, key: str) -> str | None:
