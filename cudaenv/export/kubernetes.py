@@ -233,16 +233,23 @@ def affinity_terms(matrix, stack) -> tuple[Term, ...]:
     if not groups:
         raise NoNodeFits(f"no driver and GPU that GPU Feature Discovery labels can describe runs CUDA {stack.cuda} "
                          "with these framework builds")
-    terms: list[Term] = []
+    # Each driver bound is ORed terms; a refused branch only matters to a term its major can meet,
+    # so cells whose refusals differ only there share that term (and one list of capabilities).
+    by_driver: dict[Term, list[_Cells]] = {}
     for (threshold, refused), cells in sorted(groups.items(), key=lambda g: (numeric_key(g[0][0]), g[0][1])):
-        capability = _capability_terms(cells)
-        pinned = str(numeric_key(threshold)[0])  # every term after the first fixes the driver's major to this
+        parts = numeric_key(threshold)
         for keys in DRIVER_KEY_SETS:
-            driver = at_least_terms(threshold, keys, integers=True)
-            if refused:
-                driver = ((*driver[0], Requirement(keys[0], "NotIn", refused)),
-                          *(() if pinned in refused else driver[1:]))
-            terms.extend(and_terms(driver, capability))
+            first, *pinned = at_least_terms(threshold, keys, integers=True)
+            above = [b for b in refused if int(b) > parts[0] or (len(parts) == 1 and int(b) == parts[0])]
+            if above:
+                first = (*first, Requirement(keys[0], "NotIn", tuple(above)))
+            by_driver.setdefault(first, []).extend(cells)
+            if str(parts[0]) not in refused:  # the other terms fix the major to the threshold's
+                for term in pinned:
+                    by_driver.setdefault(term, []).extend(cells)
+    terms: list[Term] = []
+    for driver, cells in by_driver.items():
+        terms.extend(and_terms((driver,), _capability_terms(cells)))
     return tuple(terms)
 
 
