@@ -39,7 +39,7 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
     Discovery labels whose driver and GPU can run the locked stack (the rules `cudaenv check`
     applies), mounts [run] shm_size of memory at /dev/shm, and runs as the image's non-root user:
 
-        cudaenv push . registry.example.com/ml/detector:v1
+        cudaenv push . --registry registry.example.com/ml
         cudaenv export kubernetes . -- python train.py | kubectl apply -f -
     """
     from cudaenv.errors import UserError
@@ -60,7 +60,7 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
         pushed = recorded(project.root)  # every node pulls the same bytes
         if pushed is None:
             raise UserError("the cluster pulls the image: pass --image REGISTRY/PATH@sha256:..., or run "
-                            f"`cudaenv push {directory} REGISTRY/PATH:TAG` first (its digest becomes the default)")
+                            f"`cudaenv push {directory} --registry HOST/NAMESPACE` first (its digest becomes the default)")
         image = pushed.by_digest
         click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     workload = build_workload(project, matrix, lock.resolved_stack(), kind=kind, image=image, name=name,
