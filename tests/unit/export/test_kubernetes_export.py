@@ -312,3 +312,45 @@ def test_bad_run_shm_size_in_the_project_names_the_file_and_field(tmp_path, env)
 ])
 def test_docker_sizes_become_the_same_bytes_as_kubernetes_quantities(text, quantity):
     assert shm_quantity(text, "run.shm_size") == quantity
+
+
+# --- the README's manifest is what the code writes --------------------------------------------------------
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+README_PROJECT = """\
+[project]
+name = "detector"
+python = "3.11"
+
+[cuda]
+version = "12.4"
+
+[target]
+driver = "550.54.15"
+gpus = ["A100"]
+
+[build]
+flavor = "runtime"
+
+[run]
+command = ["python", "train.py", "--epochs", "3"]
+gpus = "2"
+env = { WANDB_MODE = "offline" }
+"""
+
+
+def test_readme_manifest_is_what_the_export_prints(tmp_path):
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"<!-- kubernetes-manifest -->\n<details>.*?\n\n```yaml\n(.*?)```\n", text, re.S)
+    assert match, "README.md: no ```yaml block after <!-- kubernetes-manifest -->"
+    command = re.search(r"```sh\n(cudaenv export kubernetes .*?> train\.yaml)\n", text, re.S).group(1)
+    args = [word for word in command.replace("\\\n", " ").split()][3:-2]  # after `cudaenv export kubernetes`, before `>`
+    directory = tmp_path / "detector"
+    directory.mkdir()
+    (directory / "cudaenv.toml").write_text(README_PROJECT)
+    readme_env = cli_env(hide_nvml(tmp_path / "no-nvml"), CUDAENV_UID="1000", CUDAENV_GID="1000")
+    assert cudaenv("lock", directory, env=readme_env).returncode == 0
+    proc = cudaenv("export", "kubernetes", *args, env=readme_env, cwd=directory)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == match.group(1), "README.md's Kubernetes manifest is stale: regenerate it with the command shown"
+    validate(yaml.safe_load(proc.stdout))
