@@ -369,6 +369,7 @@ class Workload:
     env: tuple[tuple[str, str], ...] = ()
     replicas: int = 1
     backoff_limit: int = 0
+    forward: bool = False  # the lock chose forward compatibility, which labels cannot select
 
 
 def build_workload(project, matrix, stack, *, kind: str = "job", image: str, name: str | None = None,
@@ -421,6 +422,7 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
         runtime_class=dns_subdomain(runtime_class, "--runtime-class") if runtime_class is not None else None,
         command=command, env=tuple(sorted(merged_env.items())),
         replicas=1 if replicas is None else replicas, backoff_limit=0 if backoff_limit is None else backoff_limit,
+        forward=stack.driver_compatibility == drv.FORWARD,
     )
 
 
@@ -491,6 +493,9 @@ def header(workload: Workload) -> str:
             "  data-center part (forward compatibility through cuda-compat is not offered), anything on a node",
             "  without GFD labels (never chosen).",
         ]
+        if workload.forward:
+            lines.append("The lock relies on forward compatibility (cuda-compat in the image) for its target host: "
+                         "such nodes are left out here.")
     else:
         lines.append("No GPU is requested, so no GPU node affinity; NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
     lines.append(f"Runs as UID {workload.uid}, GID {workload.gid}: the numeric non-root user cudaenv built into the image.")
