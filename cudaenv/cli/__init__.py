@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),
     "push": ("cudaenv.cli.push_cmd:push", "Build and push the project's image; record its digest for export."),
     "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, sharing base images."),
-    "export": ("cudaenv.cli.export_cmd:export", "Take the stack elsewhere: devcontainer, compose, slurm."),
+    "export": ("cudaenv.cli.export_cmd:export", "Take the stack elsewhere: devcontainer, compose, slurm, kubernetes."),
 }
 
 
