@@ -66,5 +66,5 @@ def read_nodes(path: str, features_for_slurm=None) -> tuple[str, str, tuple[Node
     else:
         nodes = read_slurm(name, document, features_for_slurm() if features_for_slurm else ())
     if not nodes:
-        raise NodesInputError(name, None, "lists no nodes")
+        raise NodesInputError(name, None, "lists no nodes (a label selector or partition that matched nothing?)")
     return name, kind, nodes

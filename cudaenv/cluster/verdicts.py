@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cudaenv.cluster.facts import NodeFacts
+from cudaenv.cluster.facts import SLURM, NodeFacts
 from cudaenv.matrix import Matrix
 from cudaenv.resolver.model import Host, Stack, TargetGpu
 
@@ -73,8 +73,9 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
     from cudaenv.resolver.check import check_stack
 
     if not facts.has_gpu:
-        return NodeVerdict(facts, False, None, ("no NVIDIA GPU on this node (no nvidia.com/gpu capacity, no GPU "
-                                                "labels or GRES)",), (), None)
+        why = ("no gpu GRES" if facts.source == SLURM else
+               "no nvidia.com/gpu capacity, no GPU Feature Discovery labels")
+        return NodeVerdict(facts, False, None, (f"no NVIDIA GPU on this node ({why})",), (), None)
     gpu, caveats = node_gpu(matrix, facts)
     reasons = [f"cannot be known: {u}" for u in facts.unknown]
     if gpu is None:
