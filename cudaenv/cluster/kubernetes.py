@@ -73,13 +73,17 @@ class _Node:
             self.fail(f"{where}.metadata.name", f"{where}.metadata.name: expected a node name (DNS subdomain), "
                       f"got {_shown(name)}")
         self.name = name
-        labels = metadata.get("labels") or {}
+        labels = metadata.get("labels")
+        labels = {} if labels is None else labels
         if not isinstance(labels, dict):
             self.fail(f"{where}.metadata.labels", f"node {name}: metadata.labels: expected an object, got "
                       f"{type(labels).__name__}")
         self.labels = labels
-        status = obj.get("status") or {}
-        self.status = status if isinstance(status, dict) else {}
+        status = obj.get("status")
+        status = {} if status is None else status
+        if not isinstance(status, dict):
+            self.fail(f"{where}.status", f"node {name}: status: expected an object, got {type(status).__name__}")
+        self.status = status
 
     def fail(self, field: str, message: str):
         raise NodesInputError(self.file, field, message)
@@ -98,7 +102,11 @@ class _Node:
 
     def quantity(self, section: str) -> int | None:
         table = self.status.get(section)
-        if not isinstance(table, dict) or RESOURCE not in table:
+        if table is None:
+            return None
+        if not isinstance(table, dict):
+            self.fail(f"{self.where}.status.{section}", f"node {self.name}: status.{section}: expected an object")
+        if RESOURCE not in table:
             return None
         value = table[RESOURCE]
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 100000:

@@ -72,10 +72,10 @@ def parse_gres(file: str, where: str, node: str, text) -> tuple[int, tuple[str, 
         if match["name"] != "gpu":
             continue
         gpu_type = match["type"]
-        if match["count"] is None and gpu_type is not None and gpu_type.isdigit():
-            gpu_type, number = None, int(gpu_type)  # gpu:2 is a count, not a type
-        else:
-            number = int(match["count"]) if match["count"] is not None else 1
+        if gpu_type is not None and gpu_type.isdigit():  # a count where a type would go: too long to be one
+            raise NodesInputError(file, f"{where}.gres", f"node {node}: gres: expected a GPU count of at most "
+                                  f"5 digits, got {_shown(entry)}")
+        number = int(match["count"]) if match["count"] is not None else 1
         count += number
         if gpu_type and gpu_type not in types:
             types.append(gpu_type)
