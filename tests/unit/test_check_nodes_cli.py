@@ -18,14 +18,14 @@ from tests.unit.cluster.helpers import NODES, PROJECT, SINGLE_NODE, SLURM, as_li
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cudaenv(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
+def cudaenv(*args, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
     if "CUDAENV_CACHE_DIR" in os.environ:
         env["CUDAENV_CACHE_DIR"] = os.environ["CUDAENV_CACHE_DIR"]
     env["CUDAENV_MATRIX_PATH"] = ""
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], capture_output=True, text=True,
-                          env=env, input=stdin, timeout=120)
+                          env=env, input=stdin, timeout=120, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +192,32 @@ def test_plan_text_lists_groups_and_exits_1_when_a_project_runs_nowhere(projects
     out = proc.stdout
     assert "\nt4-r470\n  legacy-cuda11: CUDA runtime only; CUDA 11.4, Python 3.10\n" in out
     assert "\nno node can run:\n  vision-service:\n    t4-r470 (driver 470.129.06, T4 (sm_75)): driver 470.129.06" in out
+
+
+def readme_node_examples() -> list[tuple[str, list[str]]]:
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    examples = []
+    for block in re.findall(r"```console\n(.+?)```", text, re.S):
+        lines = block.rstrip("\n").split("\n")
+        for index, line in enumerate(lines):
+            if line.startswith("$ cudaenv ") and "--nodes" in line:
+                output = []
+                for following in lines[index + 1:]:
+                    if following.startswith("$ "):
+                        break
+                    output.append(following)
+                examples.append((shlex.split(line[2:])[1:], output))
+    return examples
+
+
+@pytest.mark.parametrize("args,expected", readme_node_examples(), ids=["check", "plan"])
+def test_the_readme_node_examples_are_what_cudaenv_prints(args, expected):
+    proc = cudaenv(*args, cwd=ROOT)  # the README's paths are relative to the repository
+    assert proc.stdout.rstrip("\n").split("\n") == expected
+
+
+def test_the_readme_has_node_examples():
+    assert {args[0] for args, _ in readme_node_examples()} == {"check", "plan"}
