@@ -93,10 +93,12 @@ def _plan_nodes(matrix, directories, nodes_file, as_json) -> None:
         try:
             stack, source, _ = _stack_source(matrix, directory, None, {}, hosts)
             entries.append((label, source, stack, None))
-        except UserError:
-            raise
+        except UserError as exc:
+            if "the configuration admits no stack" not in str(exc):
+                raise  # bad input stays bad input (exit 2)
+            entries.append((label, str(project.config_path), None, str(exc)))  # a clean "no", as plan says
         except CudaenvError as exc:  # a lock whose pins clash with its stack: that project has no stack
-            entries.append((label, str(project.config_path), None, str(exc)))
+            entries.append((label, str(project.lock_path), None, str(exc)))
     result = plan_cluster(matrix, entries, nodes)
     if as_json:
         payload = result.as_dict()

@@ -221,3 +221,18 @@ def test_the_readme_node_examples_are_what_cudaenv_prints(args, expected):
 
 def test_the_readme_has_node_examples():
     assert {args[0] for args, _ in readme_node_examples()} == {"check", "plan"}
+
+
+def test_plan_reports_a_project_without_any_stack_as_running_nowhere(tmp_path):
+    nothing = tmp_path / "nothing"
+    nothing.mkdir()
+    # torch 2.5 publishes no wheels for Python 3.7: the configuration admits no stack at all
+    (nothing / "cudaenv.toml").write_text('[project]\nname = "nothing-fits"\npython = "3.7"\n\n'
+                                          '[frameworks]\ntorch = "==2.5.1"\n')
+    proc = cudaenv("plan", PROJECT, nothing, "--nodes", NODES, "--json")
+    payload = json.loads(proc.stdout)
+    assert proc.returncode == 1, proc.stderr
+    by_name = {p["name"]: p for p in payload["projects"]}
+    assert by_name["nothing-fits"]["ok"] is False and by_name["nothing-fits"]["stack"] is None
+    assert "the configuration admits no stack" in by_name["nothing-fits"]["error"]
+    assert payload["groups"][-1] == {"nodes": [], "projects": ["nothing-fits"]}
