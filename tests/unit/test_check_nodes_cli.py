@@ -236,3 +236,14 @@ def test_plan_reports_a_project_without_any_stack_as_running_nowhere(tmp_path):
     assert by_name["nothing-fits"]["ok"] is False and by_name["nothing-fits"]["stack"] is None
     assert "the configuration admits no stack" in by_name["nothing-fits"]["error"]
     assert payload["groups"][-1] == {"nodes": [], "projects": ["nothing-fits"]}
+
+
+def test_binary_input_and_a_directory_are_named_bad_input(tmp_path):
+    binary = tmp_path / "nodes.bin"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    proc = cudaenv("check", PROJECT, "--nodes", binary, "--json")
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["file"] == str(binary)
+    assert "not UTF-8 text (byte 0): expected JSON" in proc.stderr
+    proc = cudaenv("check", PROJECT, "--nodes", tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"cudaenv: error: {tmp_path}: ")
+    assert "Traceback" not in proc.stderr
