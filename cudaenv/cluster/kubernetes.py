@@ -6,8 +6,9 @@ Why these keys and formats (NVIDIA/k8s-device-plugin, where GFD lives since v0.1
 
 * driver: ``nvidia.com/cuda.driver-version.{major,minor,revision,full}`` (added in v0.15.0,
   commit eba41da "align cuda driver and runtime labels with the NFD kernel version label
-  format") and the older ``nvidia.com/cuda.driver.{major,minor,rev}``, which GFD still writes,
-  marked deprecated. Each value is the driver version's own dot-separated text split (so ``05``
+  format") and the older ``nvidia.com/cuda.driver.{major,minor,rev}`` (every GFD release since
+  1.0.0-beta, NVIDIA/gpu-feature-discovery commit bcac5a5 "Change label format"), which GFD still
+  writes, marked deprecated. Each value is the driver version's own dot-separated text split (so ``05``
   keeps its zero), and the revision is the empty string for a two-part version (GFD's README
   example: ``cuda.driver.minor: "06"``, ``cuda.driver.rev: ""``).
 * ``nvidia.com/cuda.runtime-version.{major,minor,full}`` / ``nvidia.com/cuda.runtime.{major,minor}``:
