@@ -84,8 +84,8 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
         return NodeVerdict(facts, False, None, tuple(reasons), caveats, None)
     host = Host(facts.driver, (gpu,))
     verdict = check_stack(matrix, stack, host)
-    own = [r for r in verdict.reasons if not (facts.driver is None and facts.unknown and r.startswith(_NO_DRIVER_REASON))]
-    reasons += own
+    explained = facts.driver is None and facts.unknown  # the source already said why the driver is unknown
+    reasons += [r for r in verdict.reasons if not (explained and r.startswith(_NO_DRIVER_REASON))]
     if facts.allocatable == 0 and facts.capacity:
         caveats += ("no GPU is allocatable on this node now (status.allocatable nvidia.com/gpu is 0)",)
     return NodeVerdict(facts, not reasons, verdict.mode if not reasons else None, tuple(reasons),

@@ -94,3 +94,15 @@ def test_check_stacks_driver_less_wording_is_what_the_node_reasons_replace(matri
     # driver is unknown; this pins the wording it recognises
     stack = configured_torch_stack(matrix)
     assert check_stack(matrix, stack, Host()).reasons[0].startswith("no NVIDIA driver found or declared")
+
+
+def test_a_node_whose_labels_lack_the_driver_says_so_instead_of_asking_for_driver(matrix):
+    from cudaenv.cluster.facts import NodeFacts
+
+    stack = configured_torch_stack(matrix)
+    facts = NodeFacts("l4", "kubernetes", product="NVIDIA-L4", compute_capability="8.9", gpu_count=1,
+                      unknown=("driver: no nvidia.com/cuda.driver-version.* or nvidia.com/cuda.driver.* label",))
+    verdict = judge(matrix, stack, facts)
+    assert not verdict.compatible
+    assert verdict.reasons == ("cannot be known: driver: no nvidia.com/cuda.driver-version.* or "
+                               "nvidia.com/cuda.driver.* label",)
