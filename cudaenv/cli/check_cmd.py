@@ -122,8 +122,8 @@ def _host_label(host) -> str:
 @target_options(fleet=True)
 @click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
 @click.option("--nodes", "nodes_file", metavar="FILE",
-              help="A cluster's nodes: `kubectl get nodes -o json` or Slurm's `scontrol show node --json` / "
-                   "`sinfo --json` output ('-' for stdin).")
+              help="A cluster's nodes: `kubectl get nodes -o json`, or Slurm's `scontrol show node [--json]` "
+                   "or `sinfo --json` output ('-' for stdin).")
 @click.option("--format", "output_format", type=click.Choice(["text", "github"]), default="text",
               help="'github' adds GitHub Actions annotations (::error file=...::).")
 @json_option

@@ -16,7 +16,8 @@ from cudaenv.resolver.plan import plan
 @target_options()
 @click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
 @click.option("--nodes", "nodes_file", metavar="FILE",
-              help="Plan across a cluster instead: `kubectl get nodes -o json` or Slurm's node JSON ('-' for stdin).")
+              help="Plan across a cluster instead: `kubectl get nodes -o json` or Slurm's `scontrol show node` "
+                   "('-' for stdin).")
 @json_option
 def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nodes_file, as_json) -> None:
     """Plan how several projects share one host, or a cluster (--nodes).

@@ -31,13 +31,16 @@ def read_text(path: str) -> tuple[str, str]:
         raise NodesInputError(name, None, f"not UTF-8 text (byte {exc.start}): expected JSON") from exc
 
 
-def parse_document(name: str, text: str) -> tuple[str, dict]:
-    """(kubernetes | slurm, the JSON object)."""
+def parse_document(name: str, text: str) -> tuple[str, dict | str]:
+    """(kubernetes | slurm, the JSON object, or the text of ``scontrol show node``)."""
+    if text.lstrip().startswith("NodeName="):  # `scontrol show node` as text: Slurm without --json
+        return SLURM, text
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NodesInputError(name, None, f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected "
-                              "the output of `kubectl get nodes -o json` or `scontrol show node --json`") from exc
+                              "the output of `kubectl get nodes -o json`, `scontrol show node [--json]` or "
+                              "`sinfo --json`") from exc
     except RecursionError as exc:
         raise NodesInputError(name, None, "JSON nested too deeply to read") from exc
     if not isinstance(document, dict):

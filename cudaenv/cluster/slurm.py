@@ -1,7 +1,7 @@
-"""Slurm nodes (``scontrol show node --json``, ``sinfo --json``) -> node facts, and what Slurm
-cannot know.
+"""Slurm nodes (``scontrol show node --json``, ``sinfo --json``, ``scontrol show node``) -> node
+facts, and what Slurm cannot know.
 
-Three shapes are read, as Slurm writes them:
+Four shapes are read, as Slurm writes them:
 
 * ``scontrol show node --json`` (Slurm 23.02 and later; the 22.05 ``scontrol`` has no ``--json``)
   and ``sinfo --json`` of Slurm 21.08-22.05 (OpenAPI v0.0.37/v0.0.38): ``{"nodes": [{"name",
@@ -12,6 +12,8 @@ Three shapes are read, as Slurm writes them:
 * ``sinfo --json`` of Slurm 23.02 and later: ``{"sinfo": [{"nodes": {"nodes": [names]},
   "features": {"total", "active"}, "gres": {"total", "used"}}]}``, one entry per partition and
   state, so a node can appear more than once.
+* ``scontrol show node`` as text, for every Slurm (the only ``scontrol`` form 22.05 has):
+  ``NodeName=... ActiveFeatures=a,b ... Gres=gpu:a100:4(S:0-1)``.
 
 Slurm knows a node's GRES (how many GPUs, and a type name the site chose) and its features; it
 records no driver version and no compute capability. The driver comes only from the project's
@@ -132,12 +134,41 @@ def _records(file: str, document: dict) -> list[dict]:
     return records
 
 
-def read_slurm(file: str, document: dict, features=()) -> tuple[NodeFacts, ...]:
-    """Node facts from a Slurm JSON document. ``features``: the project's checked
-    ``[cluster.slurm.features]`` (``cudaenv.export.slurm.NodeFeature``), which alone give a driver."""
+_TEXT_FIELD = re.compile(r"(?:^|\s)(NodeName|AvailableFeatures|ActiveFeatures|Gres)=(\S*)")
+_TEXT_NULL = ("(null)", "")
+
+
+def text_records(file: str, text: str) -> list[dict]:
+    """``scontrol show node`` as text (every Slurm; ``-o`` puts a node on one line): the records'
+    ``NodeName=``, ``ActiveFeatures=`` (else ``AvailableFeatures=``) and ``Gres=`` fields
+    (src/api/node_info.c ``slurm_sprint_node_table``; a field never set prints ``(null)``)."""
+    records = []
+    chunks = [c for c in re.split(r"(?m)^(?=NodeName=)", text) if c.strip()]
+    for index, chunk in enumerate(chunks):
+        where = f"record {index + 1}"
+        fields: dict[str, str] = {}
+        for key, value in _TEXT_FIELD.findall(chunk):
+            fields.setdefault(key, value)
+        if "NodeName" not in fields:
+            raise NodesInputError(file, where, f"{where}: expected `scontrol show node` output (NodeName=...), "
+                                  f"got {_shown(chunk.strip()[:40])}")
+        name = fields["NodeName"]
+        active = fields.get("ActiveFeatures")
+        chosen = active if active not in (None, *_TEXT_NULL) else fields.get("AvailableFeatures")
+        features = None if chosen in (None, *_TEXT_NULL) else chosen
+        gres = fields.get("Gres")
+        records.append(_record(file, where, name, features, None if gres in (None, *_TEXT_NULL) else gres))
+    return records
+
+
+def read_slurm(file: str, document, features=()) -> tuple[NodeFacts, ...]:
+    """Node facts from a Slurm JSON document (a dict) or ``scontrol show node`` text (a str).
+    ``features``: the project's checked ``[cluster.slurm.features]``
+    (``cudaenv.export.slurm.NodeFeature``), which alone give a driver."""
     by_name = {f.name: f for f in features}
     seen: dict[str, NodeFacts] = {}
-    for record in _records(file, document):
+    records = text_records(file, document) if isinstance(document, str) else _records(file, document)
+    for record in records:
         if record["name"] in seen:  # sinfo lists a node once per partition it is in
             continue
         mapped = [by_name[f] for f in record["features"] if f in by_name]

@@ -1,7 +1,7 @@
 """`cudaenv check --nodes` on what a real Slurm prints: the suite's one-node cluster
 (tests/support/slurm_cluster.py: Debian 12's slurm-wlm, two GRES GPUs, features
-cuda-driver-550,sm_80,sm_90). Debian 12's scontrol (22.05) has no --json, so its node JSON comes
-from `sinfo --json`; where a newer scontrol answers `scontrol show node --json`, that is read too.
+cuda-driver-550,sm_80,sm_90). Debian 12's scontrol (22.05) has no --json: its `scontrol show node`
+text and `sinfo --json` are read; where a newer scontrol answers `scontrol show node --json`, that too.
 """
 
 from __future__ import annotations
@@ -39,8 +39,13 @@ def project_with(tmp_path: Path, features: str) -> Path:
 
 @pytest.fixture
 def node_json(slurm_cluster, tmp_path) -> list[Path]:
-    """The node JSON this Slurm writes: sinfo --json always, scontrol show node --json where it exists."""
+    """What this Slurm says of its nodes: `scontrol show node` as text and `sinfo --json` always,
+    `scontrol show node --json` where it exists."""
     files = []
+    text = subprocess.run(["scontrol", "show", "node"], capture_output=True, text=True, env=slurm_cluster.env,
+                          check=True)
+    (tmp_path / "scontrol.txt").write_text(text.stdout)
+    files.append(tmp_path / "scontrol.txt")
     sinfo = subprocess.run(["sinfo", "--json"], capture_output=True, text=True, env=slurm_cluster.env, check=True)
     (tmp_path / "sinfo.json").write_text(sinfo.stdout)
     files.append(tmp_path / "sinfo.json")

@@ -108,3 +108,34 @@ def test_bad_slurm_documents_are_named(document, expected):
 def test_the_recorded_sinfo_output_is_untouched_slurm_json():
     document = json.loads(SINFO_22_05.read_text())
     assert document["meta"]["Slurm"]["release"] == "22.05.8"
+
+
+SCONTROL_TEXT_22_05 = SLURM / "scontrol-show-node-22.05.8.txt"
+
+
+def test_the_recorded_22_05_scontrol_text_is_read_like_its_json(matrix):
+    features = site_features(matrix, {"cuda-driver-550": {"gpu": "A100", "driver": "550.54.15"}}, "cudaenv.toml")
+    from_text = read_nodes(str(SCONTROL_TEXT_22_05), lambda: features)[2]
+    from_json = read_nodes(str(SINFO_22_05), lambda: features)[2]
+    assert from_text == from_json
+
+
+def test_one_line_scontrol_text_with_several_nodes_and_null_fields():
+    text = ("NodeName=g1 Arch=x86_64 CoresPerSocket=32 AvailableFeatures=a100,ib ActiveFeatures=a100,ib "
+            "Gres=gpu:a100:8(S:0-1) NodeAddr=g1 OS=Linux 5.15.0 #1 SMP\n"
+            "NodeName=c1 Arch=x86_64 CoresPerSocket=64 AvailableFeatures=(null) ActiveFeatures=(null) "
+            "Gres=(null) NodeAddr=c1\n")
+    nodes = {n.name: n for n in read_slurm("nodes.txt", text)}
+    assert (nodes["g1"].features, nodes["g1"].gpu_count, nodes["g1"].product) == (("a100", "ib"), 8, "a100")
+    assert (nodes["c1"].features, nodes["c1"].gres, nodes["c1"].has_gpu) == ((), None, False)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("NodeName=g1 Gres=gpu:a100:lots\n", "n.txt: node g1: gres: expected entries like gpu:a100:4"),
+    ("NodeName=g|1 Gres=gpu:1\n", "n.txt: record 1.name: expected a node name, got 'g|1'"),
+    ("NodeName=g1 ActiveFeatures=a;b Gres=gpu:1\n", "n.txt: node g1: features: expected feature names"),
+])
+def test_bad_scontrol_text_is_named(text, expected):
+    with pytest.raises(NodesInputError) as caught:
+        read_slurm("n.txt", text)
+    assert str(caught.value).startswith(expected)
