@@ -86,7 +86,12 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
     verdict = check_stack(matrix, stack, host)
     explained = facts.driver is None and facts.unknown  # the source already said why the driver is unknown
     reasons += [r for r in verdict.reasons if not (explained and r.startswith(_NO_DRIVER_REASON))]
-    if facts.allocatable == 0 and facts.capacity:
+    if facts.source == SLURM and facts.product and not facts.mapped_feature:
+        caveats += (f"GPU taken from the GRES type name {facts.product!r}, a name the site chose",)
+    if facts.source != SLURM and facts.capacity is None and facts.allocatable is None:
+        caveats += ("the node offers no nvidia.com/gpu resource (is the device plugin running?): pods cannot "
+                    "request its GPUs",)
+    elif facts.allocatable == 0 and facts.capacity:
         caveats += ("no GPU is allocatable on this node now (status.allocatable nvidia.com/gpu is 0)",)
     return NodeVerdict(facts, not reasons, verdict.mode if not reasons else None, tuple(reasons),
                        tuple(caveats) + verdict.caveats, host)

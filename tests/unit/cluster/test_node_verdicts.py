@@ -106,3 +106,26 @@ def test_a_node_whose_labels_lack_the_driver_says_so_instead_of_asking_for_drive
     assert not verdict.compatible
     assert verdict.reasons == ("cannot be known: driver: no nvidia.com/cuda.driver-version.* or "
                                "nvidia.com/cuda.driver.* label",)
+
+
+def test_gfd_labels_without_the_gpu_resource_are_a_caveat(matrix):
+    from cudaenv.cluster.facts import NodeFacts
+
+    stack = configured_torch_stack(matrix)
+    labelled = NodeFacts("l4", "kubernetes", driver="570.133.20", product="NVIDIA-L4", compute_capability="8.9",
+                         gpu_count=1)
+    verdict = judge(matrix, stack, labelled)
+    assert verdict.compatible and any("offers no nvidia.com/gpu resource" in c for c in verdict.caveats)
+    drained = judge(matrix, stack, NodeFacts("l4", "kubernetes", driver="570.133.20", product="NVIDIA-L4",
+                                             compute_capability="8.9", gpu_count=1, capacity=1, allocatable=0))
+    assert drained.compatible and any("no GPU is allocatable" in c for c in drained.caveats)
+
+
+def test_a_slurm_gpu_named_only_by_its_gres_type_says_so(matrix):
+    from cudaenv.cluster.facts import NodeFacts
+
+    stack = configured_torch_stack(matrix)
+    facts = NodeFacts("g1", "slurm", product="tesla_t4", gpu_count=2, unknown=("driver: unknown",))
+    verdict = judge(matrix, stack, facts)
+    assert verdict.host.gpus[0].name == "T4"
+    assert "GPU taken from the GRES type name 'tesla_t4', a name the site chose" in verdict.caveats
