@@ -72,7 +72,7 @@ def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu
         how = "target.compute_capabilities" if "target" in where else "--compute-capability X.Y"
         raise UserError(f"{where}: unknown GPU {name!r} (see `cudaenv matrix list gpu`, or give its "
                         f"compute capability with {how})")
-    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter)
+    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter, row.host_arch)
 
 
 def gpu_by_cc(matrix: Matrix, cc: str, *, where: str = "--compute-capability") -> TargetGpu:
@@ -94,7 +94,8 @@ def identify_gpu(matrix: Matrix, found: DetectedGpu) -> TargetGpu | None:
     if cc is None:
         return None
     arch = matrix.architecture_of(cc)
-    return TargetGpu(cc, row.name if row else found.name, arch.name if arch else None, row.datacenter if row else False)
+    return TargetGpu(cc, row.name if row else found.name, arch.name if arch else None, row.datacenter if row else False,
+                     row.host_arch if row else None)
 
 
 def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str, ...]]:

@@ -28,13 +28,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ps": ("cudaenv.cli.run_cmd:ps", "List cudaenv containers: project, stack, GPUs, status, uptime."),
     "stop": ("cudaenv.cli.run_cmd:stop", "Stop and remove a project's containers."),
     "top": ("cudaenv.cli.top_cmd:top", "GPU use per container: utilization, memory, power, temperature."),
-    "check": ("cudaenv.cli.check_cmd:check", "Check a stack (project, image or flags) against hosts or a fleet."),
+    "check": ("cudaenv.cli.check_cmd:check", "Check a stack against a host, a fleet or a cluster's nodes."),
     "doctor": ("cudaenv.cli.check_cmd:doctor", "Report this host: driver, GPUs, Docker, NVIDIA runtime, BuildKit."),
     "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),
     "push": ("cudaenv.cli.push_cmd:push", "Build and push the project's image; record its digest for export."),
     "images": ("cudaenv.cli.images_cmd:images", "Per stack base: its projects, the bytes held once; --prune unused bases."),
-    "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, sharing base images."),
-    "export": ("cudaenv.cli.export_cmd:export", "Take the stack elsewhere: devcontainer, compose, slurm."),
+    "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, or across a cluster's nodes."),
+    "export": ("cudaenv.cli.export_cmd:export", "Take the stack elsewhere: devcontainer, compose, slurm, kubernetes."),
 }
 
 

@@ -121,21 +121,35 @@ def _host_label(host) -> str:
 @stack_options
 @target_options(fleet=True)
 @click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
+@click.option("--nodes", "nodes_file", metavar="FILE",
+              help="A cluster's nodes: `kubectl get nodes -o json`, or Slurm's `scontrol show node [--json]` "
+                   "or `sinfo --json` output ('-' for stdin).")
 @click.option("--format", "output_format", type=click.Choice(["text", "github"]), default="text",
               help="'github' adds GitHub Actions annotations (::error file=...::).")
 @json_option
-def check(directory, image, drivers, gpus, compute_capabilities, no_detect, output_format, as_json, **options) -> None:
-    """Does a stack run on a host, or on a whole fleet (--driver repeated)?
+def check(directory, image, drivers, gpus, compute_capabilities, no_detect, nodes_file, output_format, as_json,
+          **options) -> None:
+    """Does a stack run on a host, on a whole fleet (--driver repeated), or on a cluster's nodes?
 
     The stack comes from a project DIRECTORY (its cudaenv.lock, else its configuration), from an
     image (--image), or from stack flags (--torch 2.4.1 --cuda 12.4 --python 3.11). The host is
-    this machine or the declared one. Each verdict says why: native, minor-version compatibility
-    (with its caveat), forward compatibility, or what stops it. Exit 0 when everything is
-    compatible, 1 when anything is not, 2 on bad input.
+    this machine or the declared one; with --nodes, every node of a cluster, read from its GPU
+    Feature Discovery labels (Kubernetes) or its GRES and features (Slurm, whose driver comes only
+    from [cluster.slurm.features]). Each verdict says why: native, minor-version compatibility
+    (with its caveat), forward compatibility, or what stops it.
+
+    Exit 0 when everything is compatible, 1 when anything is not — with --nodes, as for a fleet,
+    when any node cannot run it (a node without GPUs included: list only GPU nodes, e.g.
+    `kubectl get nodes -l nvidia.com/gpu.count -o json`, to ask about those) — and 2 on bad input.
     """
     from cudaenv.resolver.check import check_stack
 
     matrix = load_matrix()
+    if nodes_file is not None:
+        if drivers or gpus or compute_capabilities:
+            raise UserError("--nodes describes the hosts: leave out --driver, --gpu and --compute-capability")
+        _check_nodes(matrix, directory, image, options, nodes_file, output_format, as_json)
+        return
     hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=directory or (
         "." if not image and constraints_from_options(options) is None else None))
     stack, source, file = _stack_source(matrix, directory, image, options, hosts)
@@ -170,6 +184,70 @@ def check(directory, image, drivers, gpus, compute_capabilities, no_detect, outp
                     click.echo(annotation("error", file, f"{_host_label(host)}: {reason}"))
                 for caveat in result["caveats"]:
                     click.echo(annotation("warning", file, f"{_host_label(host)}: {caveat}"))
+    click.get_current_context().exit(0 if compatible else 1)
+
+
+def _project_features(matrix, directory):
+    """A callable giving the project's checked [cluster.slurm.features] (asked for Slurm input only)."""
+
+    def features():
+        from cudaenv.export.slurm import _features_table, site_features
+        from cudaenv.project import load_project
+
+        project = load_project(directory or ".", required=False)
+        where = str(project.config_path) if project.config_path else str(project.root)
+        return site_features(matrix, _features_table(project), where)
+
+    return features
+
+
+def _node_label(verdict) -> str:
+    facts = verdict.facts
+    if verdict.host is None and not facts.has_gpu:
+        return f"{facts.name} (no GPU)"
+    driver = f"driver {facts.driver}" if facts.driver else "driver unknown"
+    gpu = verdict.host.gpus[0].label if verdict.host and verdict.host.gpus else (facts.product or "GPU unknown")
+    count = f" x{facts.gpu_count}" if facts.gpu_count and facts.gpu_count > 1 else ""
+    return f"{facts.name} ({driver}, {gpu}{count})"
+
+
+def _check_nodes(matrix, directory, image, options, nodes_file, output_format, as_json) -> None:
+    """``check --nodes``: the stack against every node of a cluster, each with its own verdict."""
+    from cudaenv.cluster.read import read_nodes
+    from cudaenv.cluster.verdicts import judge_nodes, known_hosts
+
+    uses_project = not image and constraints_from_options(options) is None
+    name, kind, nodes = read_nodes(nodes_file, _project_features(matrix, directory) if uses_project else None)
+    stack, source, file = _stack_source(matrix, directory, image, options, known_hosts(matrix, nodes))
+    verdicts = judge_nodes(matrix, stack, nodes)
+    compatible = all(v.compatible for v in verdicts)
+    runnable = [v.name for v in verdicts if v.compatible]
+    if as_json:
+        emit_json({"compatible": compatible, "stack": _stack_summary(stack), "source": source,
+                   "nodes_file": name, "scheduler": kind, "runnable": runnable,
+                   "nodes": [v.as_dict() for v in verdicts]})
+    else:
+        summary = _stack_summary(stack)
+        click.echo(f"stack: {summary['frameworks'] or 'CUDA runtime'} | CUDA {stack.cuda} | Python {stack.python} ({source})")
+        click.echo(f"nodes: {name} ({'Kubernetes' if kind == 'kubernetes' else 'Slurm'}, {len(verdicts)} node(s))")
+        how = {"native": "native", "minor-version": "minor-version compatibility", "forward": "forward compatibility"}
+        for verdict in verdicts:
+            if verdict.compatible:
+                click.echo(f"  ✓ {_node_label(verdict)}: {how.get(verdict.mode, verdict.mode)}")
+                for caveat in verdict.caveats:
+                    click.echo(f"      ! {caveat}")
+            else:
+                click.echo(f"  ✗ {_node_label(verdict)}:")
+                for reason in verdict.reasons:
+                    click.echo(f"      {reason}")
+        click.echo(f"{len(runnable)} of {len(verdicts)} node(s) can run this stack"
+                   + (f": {', '.join(runnable)}" if runnable else ""))
+        if output_format == "github":
+            for verdict in verdicts:
+                for reason in verdict.reasons:
+                    click.echo(annotation("error", file, f"node {verdict.name}: {reason}"))
+                for caveat in verdict.caveats:
+                    click.echo(annotation("warning", file, f"node {verdict.name}: {caveat}"))
     click.get_current_context().exit(0 if compatible else 1)
 
 

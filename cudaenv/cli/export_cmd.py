@@ -12,6 +12,8 @@ EXPORT_COMMANDS: dict[str, tuple[str, str]] = {
     "devcontainer": ("cudaenv.cli.export_devcontainer_cmd:devcontainer", ".devcontainer/devcontainer.json for VS Code."),
     "compose": ("cudaenv.cli.export_compose_cmd:compose", "A compose.yaml: one service per project, GPUs reserved."),
     "slurm": ("cudaenv.cli.export_slurm_cmd:slurm", "An sbatch script: GRES, node features, pyxis/Apptainer/Docker."),
+    "kubernetes": ("cudaenv.cli.export_kubernetes_cmd:kubernetes",
+                   "A Job or Deployment: GPU limit, node affinity on GPU Feature Discovery labels."),
 }
 
 

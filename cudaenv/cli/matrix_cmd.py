@@ -48,7 +48,7 @@ KINDS: dict[str, Kind] = {
                   lambda r: (r.version, str(r.cuda), f"{r.min_compute_capability or '?'}–{r.max_compute_capability or '?'}")),
     "torch": Kind("torch", lambda r: r.version, ("version", "python", "CUDA builds", "PyPI wheel", "torchvision", "torchaudio"),
                   lambda r: (r.version, _py(r.python), _variants(r), r.pypi_cuda and f"cu{r.pypi_cuda.replace('.', '')}",
-                             r.torchvision, r.torchaudio)),
+                             r.torchvision or r.torchvision_range, r.torchaudio)),
     "tensorflow": Kind("tensorflow", lambda r: r.version, ("version", "python", "CUDA", "cuDNN", "keras"),
                        lambda r: (r.version, _py(r.python), r.cuda, r.cudnn, r.keras)),
     "jax": Kind("jax", lambda r: r.version, ("version", "jaxlib", "python", "CUDA extras"),
@@ -217,48 +217,89 @@ def check(as_json: bool) -> None:
     click.echo("  " + ", ".join(f"{n} {k}" for k, n in counts.items()))
 
 
+UPDATE_KINDS = ("cuda", "cudnn", "driver", "torch", "tensorflow", "jax")  # cuda before driver: new toolkits feed its check
+
+
 @matrix.command("update")
-@click.argument("frameworks", nargs=-1, type=click.Choice(["torch", "tensorflow"]))
+@click.argument("kinds", nargs=-1, type=click.Choice(UPDATE_KINDS))
 @click.option("--write", is_flag=True, help="Write the changes (default: only show the diff).")
-@click.option("--check", is_flag=True, help="Exit 1 when the matrix is behind PyPI (for a scheduled CI job).")
+@click.option("--check", is_flag=True, help="Exit 1 when PyPI published something the matrix lacks (for a scheduled CI job).")
 @click.option("--matrix-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory whose torch.toml/tensorflow.toml are updated (default: the shipped matrix; "
+              help="Directory whose matrix files are updated (default: the shipped matrix; "
                    "an overlay directory such as ~/.config/cudaenv/matrix works too).")
 @click.option("--index", default="https://pypi.org", show_default=True, help="PyPI-compatible index to read.")
-def update(frameworks: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | None, index: str) -> None:
-    """Refresh the PyPI-derived fields of framework rows and show the diff.
+@json_option
+def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | None, index: str, as_json: bool) -> None:
+    """Compare the matrix with what PyPI published, per KIND (default: all), and show the diff.
 
-    Reads each release's published Linux x86_64 wheels: Python versions from the wheel tags,
-    nvidia-* pins and companion requirements from the wheel's METADATA. Curated fields (CUDA
-    variants, SM lists) are left alone; new releases are added with what PyPI establishes.
+    \b
+    torch, tensorflow  Python versions (wheel tags), nvidia-* pins (METADATA), new releases;
+                       torch also the torchvision releases whose requirement admits it
+    jax                jax/jaxlib releases, Python versions, CUDA plugins without a variant
+    cudnn              nvidia-cudnn-cu11/12/13 builds missing a row (written)
+    cuda               cuda-toolkit / nvidia-cuda-runtime* releases missing a row (reported:
+                       a row needs NVIDIA's minimum driver, which PyPI does not state)
+    driver             nothing on PyPI: lists what needs NVIDIA's documents
+
+    Curated fields are left alone. What PyPI cannot establish is listed under "needs a primary
+    source". With --check, exit 1 when something published is missing from the matrix.
     """
-    from cudaenv.matrix.update import update_framework
+    from cudaenv.matrix.pypi import FetchError
+    from cudaenv.matrix.update import KIND_FILES, update_kind
     from cudaenv.project.config import INDEX_URL
     from cudaenv.resources import matrix_dir as shipped_dir
 
     if not INDEX_URL.fullmatch(index):
         raise UserError(f"--index {index!r}: expected an http(s):// URL of a PyPI-compatible index")
     index = index.rstrip("/")
-
     directory = matrix_dir or shipped_dir()
-    changed = False
-    for name in frameworks or ("torch", "tensorflow"):
-        path = directory / f"{name}.toml"
+    chosen = [k for k in UPDATE_KINDS if k in kinds] if kinds else list(UPDATE_KINDS)
+    for kind in chosen:
+        path = directory / KIND_FILES[kind]
         if not path.is_file():
-            raise UserError(f"{path}: no such matrix file (pass --matrix-dir DIR holding {name}.toml)")
-        click.echo(f"reading {name} releases from {index} …", err=True)
-        result = update_framework(name, path, index=index)
-        if result.diff:
-            changed = True
-            click.echo(result.diff, nl=False)
-        summary = f"{name}: {len(result.added)} added, {len(result.changed)} changed"
-        if result.skipped:
-            summary += f"; not added (need curation): {', '.join(result.skipped)}"
-        click.echo(summary, err=True)
+            raise UserError(f"{path}: no such matrix file (pass --matrix-dir DIR holding {KIND_FILES[kind]})")
+
+    reports, wrote, new_cuda = [], [], ()
+    for kind in chosen:
+        click.echo(f"{kind}: reading {index} …" if kind != "driver" else "driver: PyPI has no driver data; checking drivers.toml against cuda.toml …", err=True)
+        try:
+            result = update_kind(kind, directory, index=index, new_cuda=new_cuda)
+        except FetchError as exc:  # exit 2, so that --check's 1 always means "behind PyPI"
+            raise UserError(f"--index {index}: cannot read what the index published ({exc})") from exc
+        if kind == "cuda":
+            new_cuda = result.skipped
         if write and result.diff:
             from cudaenv.project.lock import write_atomically
 
-            write_atomically(path, result.new_text)  # a reader never sees half a file
-            click.echo(f"wrote {path}", err=True)
-    if check and changed:
+            write_atomically(result.path, result.new_text)  # a reader never sees half a file
+            wrote.append(str(result.path))
+        reports.append(result)
+        if not as_json:
+            _print_update(result, write)
+    behind = any(r.behind for r in reports)
+    if as_json:
+        emit_json({"ok": not (check and behind), "behind": behind, "wrote": wrote, "kinds": [{
+            "kind": r.kind, "file": str(r.path), "new_upstream": list(r.upstream), "added": list(r.added),
+            "changed": list(r.changed), "not_added": list(r.skipped), "needs_primary_source": list(r.needs_source),
+            "diff": r.diff,
+        } for r in reports]})
+    elif check:
+        click.echo("matrix is behind PyPI (see above)" if behind else "matrix is up to date with PyPI "
+                   "(what PyPI cannot tell is listed under 'needs a primary source')", err=True)
+    if check and behind:
         click.get_current_context().exit(1)
+
+
+def _print_update(result, write: bool) -> None:
+    """The diff on stdout (it can be piped to `git apply`); the per-kind summary on stderr."""
+    if result.diff:
+        click.echo(result.diff, nl=False)
+    verb = "wrote" if write else "would write"
+    lines = [f"{result.kind} ({result.path.name}): "
+             + (f"{verb} {len(result.added)} added, {len(result.changed)} changed" if result.diff else "nothing to write")]
+    for label, items in (("new on PyPI", result.upstream), ("added", result.added), ("changed", result.changed),
+                         ("not added (needs curation)", result.skipped), ("needs a primary source", result.needs_source)):
+        if items:
+            lines.append(f"  {label}:")
+            lines += [f"    - {item}" for item in items]
+    click.echo("\n".join(lines), err=True)

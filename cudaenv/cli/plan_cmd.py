@@ -15,15 +15,29 @@ from cudaenv.resolver.plan import plan
 @click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
 @target_options()
 @click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
+@click.option("--nodes", "nodes_file", metavar="FILE",
+              help="Plan across a cluster instead: `kubectl get nodes -o json` or Slurm's `scontrol show node` "
+                   "('-' for stdin).")
 @json_option
-def plan_command(directories, driver, gpus, compute_capabilities, no_detect, as_json) -> None:
-    """Plan how several projects share one host.
+def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nodes_file, as_json) -> None:
+    """Plan how several projects share one host, or a cluster (--nodes).
 
     Resolves every project DIRECTORY for the same target host, prefers stacks that share base
     images, prints the plan grouped by base image, and for projects that cannot run here, the
     smallest driver upgrade after which every project fits. Exit 0 when all fit, 1 otherwise.
+
+    With --nodes, each project's stack (its cudaenv.lock, else what `cudaenv lock` would pin) is
+    checked on every node, as `cudaenv check --nodes` does, and the projects are grouped by the
+    nodes they can run on. Exit 0 when every project runs on at least one node, 1 otherwise.
     """
     matrix = load_matrix()
+    if nodes_file is not None:
+        if driver or gpus or compute_capabilities:
+            from cudaenv.errors import UserError
+
+            raise UserError("--nodes describes the hosts: leave out --driver, --gpu and --compute-capability")
+        _plan_nodes(matrix, directories, nodes_file, as_json)
+        return
     projects = [load_project(d) for d in directories]
     names = [p.name for p in projects]
     duplicates = {n for n in names if names.count(n) > 1}
@@ -58,4 +72,58 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, as_
                 click.echo(f"\nupgrade the driver to >= {result.driver_upgrade} and every project fits")
             else:
                 click.echo("\nno driver upgrade alone makes every project fit")
+    click.get_current_context().exit(0 if result.ok else 1)
+
+
+def _plan_nodes(matrix, directories, nodes_file, as_json) -> None:
+    from cudaenv.cli.check_cmd import _node_label, _project_features, _stack_source
+    from cudaenv.cluster.plan import plan_cluster
+    from cudaenv.cluster.read import read_nodes
+    from cudaenv.cluster.verdicts import known_hosts
+    from cudaenv.errors import CudaenvError, UserError
+
+    projects = [load_project(d) for d in directories]
+    names = [p.name for p in projects]
+    duplicates = {n for n in names if names.count(n) > 1}
+    # Slurm nodes get their driver from [cluster.slurm.features]: the first project's mapping (a site's)
+    name, kind, nodes = read_nodes(nodes_file, _project_features(matrix, directories[0]))
+    hosts = known_hosts(matrix, nodes)
+    entries = []
+    for directory, project in zip(directories, projects):
+        label = project.name if project.name not in duplicates else f"{project.name} ({project.root})"
+        try:
+            stack, source, _ = _stack_source(matrix, directory, None, {}, hosts)
+            entries.append((label, source, stack, None))
+        except UserError as exc:
+            if "the configuration admits no stack" not in str(exc):
+                raise  # bad input stays bad input (exit 2)
+            entries.append((label, str(project.config_path), None, str(exc)))  # a clean "no", as plan says
+        except CudaenvError as exc:  # a lock whose pins clash with its stack: that project has no stack
+            entries.append((label, str(project.lock_path), None, str(exc)))
+    result = plan_cluster(matrix, entries, nodes)
+    if as_json:
+        payload = result.as_dict()
+        payload.update({"nodes_file": name, "scheduler": kind, "nodes": [
+            {"name": n.name, **n.as_dict()} for n in nodes]})
+        emit_json(payload)
+        click.get_current_context().exit(0 if result.ok else 1)
+    by_name = {p.name: p for p in result.projects}
+    click.echo(f"nodes: {name} ({'Kubernetes' if kind == 'kubernetes' else 'Slurm'}, {len(nodes)} node(s))")
+    click.echo(f"{len(result.groups)} group(s) of {len(result.projects)} project(s) by the nodes they can run on")
+    for node_names, members in result.groups:
+        if not node_names:
+            continue
+        click.echo(f"\n{', '.join(node_names)}")
+        for member in members:
+            s = by_name[member].stack
+            frameworks = ", ".join(f"{n} {v}" for n, v in s.frameworks) or "CUDA runtime only"
+            click.echo(f"  {member}: {frameworks}; CUDA {s.cuda}, Python {s.python}")
+    unfit = [p for p in result.projects if not p.nodes]
+    if unfit:
+        click.echo("\nno node can run:")
+        for project in unfit:
+            click.echo(f"  {project.name}:" + (f" {project.error}" if project.error else ""))
+            for verdict in project.verdicts:
+                if verdict.facts.has_gpu and verdict.reasons:
+                    click.echo(f"    {_node_label(verdict)}: {verdict.reasons[0]}")
     click.get_current_context().exit(0 if result.ok else 1)

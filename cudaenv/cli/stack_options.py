@@ -48,6 +48,7 @@ def constraints_from_options(options: dict) -> Constraints | None:
     from cudaenv.versions import split_local_build
 
     variant_cuda = None  # --torch ==2.0.1+cu118: the version, and the CUDA of that build variant
+    variants = []  # (framework, "cu118"): that build must exist
     texts = {}
     for name in FRAMEWORK_OPTIONS:
         text = options.get(f"fw_{name}")
@@ -57,6 +58,7 @@ def constraints_from_options(options: dict) -> Constraints | None:
                 if variant_cuda and variant_cuda != cuda_of_build:
                     raise UserError(f"--{name} {options.get(f'fw_{name}')!r}: another pin names CUDA {variant_cuda}")
                 variant_cuda = cuda_of_build
+                variants.append((name, "cu" + cuda_of_build.replace(".", "")))
         texts[name] = text
     frameworks = tuple(
         (name, spec) for name in FRAMEWORK_OPTIONS
@@ -73,4 +75,5 @@ def constraints_from_options(options: dict) -> Constraints | None:
     given = frameworks or any(v is not None for v in values.values()) or options.get("flavor") or options.get("os_name")
     if not given:
         return None
-    return Constraints(frameworks=frameworks, flavor=options.get("flavor") or "auto", os=options.get("os_name"), **values)
+    return Constraints(frameworks=frameworks, flavor=options.get("flavor") or "auto", os=options.get("os_name"),
+                       variants=tuple(variants), **values)

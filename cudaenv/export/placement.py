@@ -17,28 +17,39 @@ class Requirement:
     """One node-selector requirement: ``key operator values`` (Kubernetes spelling)."""
 
     key: str
-    operator: str  # In | Gt | Lt | Exists
+    operator: str  # In | NotIn | Gt | Lt | Exists
     values: tuple[str, ...] = ()
 
 
 Term = tuple[Requirement, ...]  # requirements ANDed; a list of terms is ORed
 
 
-def at_least_terms(version: str, keys: tuple[str, ...]) -> tuple[Term, ...]:
+def integer_equal(key: str, value: int) -> Term:
+    """``label == value`` as integers: ``Gt value-1`` and ``Lt value+1``. ``In`` compares text, and
+    label values such as a driver's revision keep their leading zeros (``535.104.05`` -> ``05``)."""
+    return (Requirement(key, "Gt", (str(value - 1),)), Requirement(key, "Lt", (str(value + 1),)))
+
+
+def at_least_terms(version: str, keys: tuple[str, ...], *, integers: bool = False) -> tuple[Term, ...]:
     """ORed terms meaning ``version(labels at keys) >= version``, component by component.
 
     ``525.60.13`` over (major, minor, rev) is: major > 525, or major = 525 and minor > 60,
-    or major = 525, minor = 60 and rev >= 13.
+    or major = 525, minor = 60 and rev >= 13. With ``integers``, equality is compared as integers
+    (``integer_equal``) and every bound parses its label as one, so the terms mean exactly the
+    tuple comparison of the labels' numbers, whatever zeros pad them.
     """
     parts = [int(p) for p in version.split(".")]
     if len(parts) > len(keys):
         raise ValueError(f"version {version!r} has more components than labels {keys!r}")
     terms: list[Term] = []
     for index, part in enumerate(parts):
-        equal = tuple(Requirement(keys[i], "In", (str(parts[i]),)) for i in range(index))
+        if integers:
+            equal = tuple(r for i in range(index) for r in integer_equal(keys[i], parts[i]))
+        else:
+            equal = tuple(Requirement(keys[i], "In", (str(parts[i]),)) for i in range(index))
         last = index == len(parts) - 1
         if last:
-            bound = (Requirement(keys[index], "Gt", (str(part - 1),)) if part > 0
+            bound = (Requirement(keys[index], "Gt", (str(part - 1),)) if part > 0 or integers
                      else Requirement(keys[index], "Exists"))
         else:
             bound = Requirement(keys[index], "Gt", (str(part),))

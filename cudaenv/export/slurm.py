@@ -71,7 +71,8 @@ class SlurmJob:
     env: tuple[tuple[str, str], ...] = ()
     shm_size: str | None = "8g"
     ipc: str | None = None
-    ulimits: tuple[tuple[str, int, int], ...] = ()
+    ulimits: tuple[tuple[str, int, int], ...] = ()  # what the project asked for: kept, or the job fails
+    default_ulimits: tuple[tuple[str, int, int], ...] = ()  # NVIDIA's recommendation: only where the node grants it
     docker_gpus: str = "allocated"
 
 
@@ -228,6 +229,7 @@ def script_context(job: SlurmJob) -> dict:
         "shm_size": job.shm_size,
         "ipc": job.ipc,
         "ulimits": [f"{name}={soft}:{hard}" for name, soft, hard in job.ulimits],
+        "default_ulimits": [f"{name}={soft}:{hard}" for name, soft, hard in job.default_ulimits],
         "docker_gpus": job.docker_gpus,
     }
 
@@ -264,6 +266,7 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
               use_features: bool = True, docker_gpus: str = "allocated") -> SlurmJob:
     """A validated ``SlurmJob`` for ``project``'s locked ``stack``: the flags override the project's
     [run] table; node features come from its [cluster.slurm.features]."""
+    from cudaenv.project.config import DEFAULT_ULIMITS
     from cudaenv.resolver import driver as drv
 
     where = str(project.config_path or project.root)
@@ -305,7 +308,8 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
         constraint=usable, constraint_note=constraint_note, refused_features=refused, command=command,
         env=tuple(sorted(merged_env.items())),
         shm_size=None if project.run.ipc == "host" else project.run.shm_size, ipc=project.run.ipc,
-        ulimits=tuple(project.run.ulimits), docker_gpus=docker_gpus,
+        ulimits=tuple(u for u in project.run.ulimits if u not in DEFAULT_ULIMITS),
+        default_ulimits=tuple(u for u in project.run.ulimits if u in DEFAULT_ULIMITS), docker_gpus=docker_gpus,
     )
 
 

@@ -37,6 +37,7 @@ class Build:
     find_links: str | None
     pins: tuple[tuple[str, str], ...]  # nvidia-* requirements as declared
     brings_own_cuda: bool  # installs CUDA libraries as wheels (no CUDA toolkit image needed)
+    established: bool = True  # False: no primary source shows this build was published (matrix note says why)
 
     @property
     def label(self) -> str:
@@ -51,6 +52,9 @@ def _torch(matrix: "Matrix") -> list[Build]:
     for release in matrix.torch:
         companions = tuple((n, v) for n, v in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)) if v)
         requirements = (f"torch=={release.version}", *(f"{n}=={v}" for n, v in companions))
+        if not release.torchvision and release.torchvision_range:
+            # no torchvision pins this torch exactly; the range PyPI admits is checked like keras's
+            companions += (("torchvision", release.torchvision_range),)
         for variant in release.variants:
             pins = release.pypi_requires if variant.cuda == release.pypi_cuda else ()
             out.append(Build(
@@ -58,6 +62,7 @@ def _torch(matrix: "Matrix") -> list[Build]:
                 python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx,
                 cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
                 index_url=variant.index_url, find_links=None, pins=pins, brings_own_cuda=True,
+                established=variant.established,
             ))
     return out
 
@@ -149,8 +154,10 @@ def framework_builds(matrix: "Matrix") -> dict[str, tuple[Build, ...]]:
         from packaging.version import Version
 
         def order(build: Build):
-            # newest release first; within a release the newest CUDA, wheels before local installs
-            return (Version(build.version), numeric_key(build.cuda[-1]), build.brings_own_cuda, "mkl" not in build.variant)
+            # newest release first; within a release established builds, then the newest CUDA, wheels
+            # before local installs
+            return (Version(build.version), build.established, numeric_key(build.cuda[-1]), build.brings_own_cuda,
+                    "mkl" not in build.variant)
 
         memo["resolver.builds"] = {
             name: tuple(sorted(rows, key=order, reverse=True))

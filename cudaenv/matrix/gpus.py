@@ -2,8 +2,10 @@
 
 nvidia-smi reports marketing names with vendor and product-line prefixes and form-factor or
 memory suffixes. Names are normalised (case, separators, leading ``NVIDIA``/``Tesla``/``GeForce``/
-``Quadro``), then matched exactly, else by the longest known name that is a whole-word prefix of
-the query (``h100 80gb hbm3`` -> ``h100``; ``a10g`` is not ``a10``).
+``Quadro``/``GRID``), then matched exactly, else by the longest known name that is a whole-word prefix
+of the query (``h100 80gb hbm3`` -> ``h100``; ``a10g`` is not ``a10``). A vGPU reports its type name,
+``<board>-<profile>`` (``GRID T4-16Q``, ``NVIDIA A100D-80C``): the board is a known name or alias, so
+the same prefix rule finds the physical GPU whose compute capability the guest sees.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-_VENDOR_WORDS = ("nvidia", "tesla", "geforce", "quadro")
+_VENDOR_WORDS = ("nvidia", "tesla", "geforce", "quadro", "grid")
 _SEPARATORS = re.compile(r"[\s\-_/,()]+")
 
 

@@ -204,10 +204,14 @@ def architecture(r: RowReader) -> model.Architecture:
 
 
 def gpu(r: RowReader) -> model.Gpu:
+    host_arch = r.str("host_arch", required=False, default="x86_64")
+    if host_arch not in model.HOST_ARCHES:
+        raise r.fail("host_arch", " or ".join(repr(a) for a in model.HOST_ARCHES), host_arch)
     return r.finish(model.Gpu(
         name=r.str("name"), aliases=r.str_list("aliases", required=False),
         compute_capability=r.cc("compute_capability"), architecture=r.str("architecture"),
-        datacenter=r.bool("datacenter"), source=r.source(), note=r.str("note", required=False, default=""),
+        datacenter=r.bool("datacenter"), host_arch=host_arch, source=r.source(),
+        note=r.str("note", required=False, default=""),
     ))
 
 
@@ -221,18 +225,30 @@ def cudnn_release(r: RowReader) -> model.CudnnRelease:
 
 
 def torch_variant(r: RowReader) -> model.TorchVariant:
-    return r.finish(model.TorchVariant(
+    row = r.finish(model.TorchVariant(
         cuda=r.cuda_xy("cuda"), index_url=r.str("index_url"),
         cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
         compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
+        established=r.bool("established", required=False) is not False,
         note=r.str("note", required=False, default=""),
     ))
+    if not row.established and not row.note:
+        # a doubtful build must say why: which source is missing (a wheel index record, a build matrix)
+        raise r.fail("note", "a note naming what is missing when established = false", "")
+    return row
+
+
+def _spec_text(r: RowReader, key: str) -> str | None:
+    """An optional PEP 440 specifier, checked, kept as the file spells it."""
+    return None if r.specifier(key, required=False) is None else r.str(key)
 
 
 def torch_release(r: RowReader) -> model.TorchRelease:
     return r.finish(model.TorchRelease(
         version=r.version("version"), released=r.str("released", required=False), python=r.python_list(),
         torchvision=r.version("torchvision", required=False), torchaudio=r.version("torchaudio", required=False),
+        torchvision_range=_spec_text(r, "torchvision_range"),
+        torchvision_source=r.source("torchvision_source", required=False),
         pypi_cuda=r.cuda_xy("pypi_cuda", required=False), pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", required=False),
         note=r.str("note", required=False, default=""),

@@ -63,6 +63,9 @@ class Architecture:
     note: str = ""
 
 
+HOST_ARCHES = ("x86_64", "aarch64")
+
+
 @dataclass(frozen=True)
 class Gpu:
     name: str
@@ -71,6 +74,9 @@ class Gpu:
     datacenter: bool
     source: str
     aliases: tuple[str, ...] = ()
+    # the CPU architecture of every host this GPU comes in: Grace superchips (GH200, GB200, GB300,
+    # GB10) and Jetson modules only exist with an Arm (aarch64) host
+    host_arch: str = "x86_64"
     note: str = ""
 
 
@@ -91,6 +97,9 @@ class TorchVariant:
     compute_capabilities: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()  # compute capabilities whose PTX is embedded (TORCH_CUDA_ARCH_LIST "+PTX")
     cudnn: str | None = None
+    # False: no primary source establishes that this build was published (the note says what is
+    # missing); the resolver never prefers it over a build that is established
+    established: bool = True
     note: str = ""
 
     @property
@@ -107,6 +116,10 @@ class TorchRelease:
     variants: tuple[TorchVariant, ...] = ()
     released: str | None = None
     torchvision: str | None = None
+    # torchvision releases whose published Requires-Dist admits this torch when none pins it exactly
+    # (torchvision 0.29.1 and 0.29.2 require only torch>=2.14.0): a specifier, with its own source
+    torchvision_range: str | None = None
+    torchvision_source: str | None = None
     torchaudio: str | None = None
     pypi_cuda: str | None = None
     pypi_requires: Requires = ()

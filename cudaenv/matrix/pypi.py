@@ -91,8 +91,11 @@ def _python_of(filename: str) -> str | None:
     return None
 
 
-def linux_wheels(project: dict, minimum: str | None = None) -> dict[str, list[WheelFile]]:
-    """Final releases (>= minimum) with their non-yanked manylinux x86_64 wheels, oldest first."""
+def linux_wheels(project: dict, minimum: str | None = None, *, any_platform: bool = False) -> dict[str, list[WheelFile]]:
+    """Final releases (>= minimum) with their non-yanked manylinux x86_64 wheels, oldest first.
+
+    ``any_platform`` keeps every non-yanked wheel: metapackages (``cuda-toolkit``) and pure-Python
+    releases (``jax``) publish one ``py3-none-any`` wheel, which still says the release exists."""
     out: dict[str, list[WheelFile]] = {}
     floor = Version(minimum) if minimum else None
     for version, files in project.get("releases", {}).items():
@@ -105,7 +108,7 @@ def linux_wheels(project: dict, minimum: str | None = None) -> dict[str, list[Wh
         wheels = [
             WheelFile(f["filename"], f["url"], f.get("upload_time_iso_8601") or f.get("upload_time", ""), _python_of(f["filename"]))
             for f in files
-            if _is_linux_x86_64(f["filename"]) and not f.get("yanked")
+            if (_is_linux_x86_64(f["filename"]) or (any_platform and f["filename"].endswith(".whl"))) and not f.get("yanked")
         ]
         if wheels:
             out[version] = wheels

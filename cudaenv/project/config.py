@@ -243,10 +243,13 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     from cudaenv.versions import split_local_build
 
     variant_cuda = None  # torch = "==2.0.1+cu118" (as PyTorch's install page spells it): that version and its CUDA
+    variants = []  # (framework, "cu118"): that build must exist
     for key, value in list(frameworks_table.items()):
         if isinstance(value, str):
             frameworks_table[key], cuda_of_build = split_local_build(value)
             variant_cuda = variant_cuda or cuda_of_build
+            if cuda_of_build:
+                variants.append((key, "cu" + cuda_of_build.replace(".", "")))
     frameworks = tuple((key, reader.spec(frameworks_table, "frameworks", key)) for key in SCHEMA["frameworks"]
                        if key in frameworks_table)
 
@@ -353,6 +356,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     constraints = Constraints(
         python=python, frameworks=frameworks, cuda=cuda_spec,
         cudnn=reader.spec(cuda, "cuda", "cudnn"), flavor=flavor, os=reader.str(build, "build", "os"),
+        variants=tuple(variants),
     )
     return Project(
         root=root, config_path=config_path, name=name, python=python_text, requirements=tuple(requirements),

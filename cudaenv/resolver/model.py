@@ -9,6 +9,9 @@ from packaging.specifiers import SpecifierSet
 FRAMEWORKS = ("torch", "tensorflow", "jax", "mxnet")
 COMPANIONS = {"torchvision": "torch", "torchaudio": "torch", "keras": "tensorflow", "jaxlib": "jax"}
 FLAVORS = ("auto", "wheels", "runtime", "devel")
+# The only CPU architecture cudaenv resolves for: its base images (nvidia/cuda linux/amd64) and the
+# framework wheels the matrix records (manylinux x86_64) are x86_64 ones.
+IMAGE_ARCH = "x86_64"
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,9 @@ class Constraints:
     cudnn: SpecifierSet | None = None
     flavor: str = "auto"
     os: str | None = None  # nvidia/cuda OS suffix for runtime/devel images, e.g. "ubuntu22.04"
+    # build variants a pin names by its local version (torch==2.12.1+cu129 -> ("torch", "cu129")):
+    # such a build must exist, or the pin is bad input
+    variants: tuple[tuple[str, str], ...] = ()
 
     def spec(self, name: str) -> SpecifierSet | None:
         return next((s for n, s in self.frameworks if n == name), None)
@@ -35,6 +41,7 @@ class Constraints:
             cudnn=override.cudnn if override.cudnn is not None else self.cudnn,
             flavor=override.flavor if override.flavor != "auto" else self.flavor,
             os=override.os or self.os,
+            variants=tuple((n, v) for n, v in self.variants if n not in names) + override.variants,
         )
 
     @property
@@ -52,6 +59,7 @@ class TargetGpu:
     name: str | None = None
     architecture: str | None = None
     datacenter: bool = False
+    host_arch: str | None = None  # the CPU architecture of the hosts it comes in; None: not known
 
     @property
     def label(self) -> str:

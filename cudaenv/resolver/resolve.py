@@ -28,10 +28,11 @@ from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
-from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, Constraints, Host, Problem, Resolution, Stack
+from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, IMAGE_ARCH, Constraints, Host, Problem, Resolution, Stack
 from cudaenv.versions import driver_branch, major_minor, numeric_key, parse_version, specifier_contains
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
+UNESTABLISHED = "unestablished:"  # Stack.notes prefix: a chosen build no primary source shows was published
 
 
 class UnknownVersion(UserError):
@@ -124,12 +125,44 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
                            key=Version)
             if not known:
                 continue  # only ranges recorded (keras): nothing to check against
+            ranges = {b.companion(name) for b in builds[framework] if b.companion(name) and not b.companion(name)[0].isdigit()}
+            if any(specs_overlap(SpecifierSet(r), spec) for r in ranges):
+                continue  # a range PyPI admits (torchvision_range for torch 2.14.1) covers it
         if not any(specifier_contains(spec, v) for v in known):
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
             near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
             raise UnknownVersion(f"{name} {_spec_text(spec)} matches no release in the matrix{hint} "
                                  f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
+    for name, tag in constraints.variants:
+        check_variant_exists(builds, constraints, name, tag)
+
+
+def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag: str) -> None:
+    """A pin naming a build by its local version (``torch==2.12.0+cu129``) is bad input when no
+    such build was published: the error lists the builds that were, per matching release."""
+    framework = name if name in FRAMEWORKS else COMPANIONS.get(name)
+    if framework is None:
+        return
+    spec = constraints.spec(name)
+
+    def pinned(build: Build) -> bool:
+        if spec is None:
+            return True
+        version = build.version if name == framework else build.companion(name)
+        return bool(version) and version[0].isdigit() and specifier_contains(spec, version)
+
+    matching = [b for b in builds[framework] if pinned(b)]
+    if not matching or any(b.variant == tag for b in matching):
+        return
+    per_release: dict[str, list[str]] = {}
+    for build in matching:
+        per_release.setdefault(build.companion(name) if name != framework else build.version, []).append(
+            build.variant + ("" if build.established else " (existence not established)"))
+    shown = "; ".join(f"{name} {version} is built for {', '.join(sorted(tags))}"
+                      for version, tags in sorted(per_release.items(), key=lambda kv: Version(kv[0]), reverse=True)[:3])
+    raise UnknownVersion(f"{name} {_spec_text(spec)}+{tag}: no such build was published; {shown} "
+                         f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
 
 
 def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list[Build]]:
@@ -329,7 +362,8 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         min_driver_compat=drv.minor_version_floor(ctx.matrix, xy), compute_capabilities=sass,
         brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
         gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
-        notes=("base-image-removed",) if base.removed else (),
+        notes=(("base-image-removed",) if base.removed else ())
+        + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established),
     )
 
 
@@ -338,13 +372,16 @@ def _newest_release(matrix: Matrix, xy: str) -> str:
 
 
 def _stack_key(stack: Stack, framework_order: tuple[str, ...]):
-    """Forward compatibility only when nothing runs otherwise; then the newest framework versions;
+    """A stack of builds known to be published before any stack with a build whose existence is
+    not established (matrix ``established = false``), whatever else it offers; then forward
+    compatibility only when nothing runs otherwise; then the newest framework versions;
     then, between builds of those versions, one the driver runs natively over one it runs only
     through minor-version compatibility (NVIDIA documents that mode's limits: no PTX JIT, some
     APIs unavailable); then the newest CUDA, the newest Python, and wheels images. A `--cuda` /
     `[cuda] version` constraint is how a user asks for a newer CUDA anyway."""
     versions = tuple(Version(stack.framework(name) or "0") for name in framework_order)
-    return (stack.driver_compatibility != drv.FORWARD, versions, MODE_RANK[stack.driver_compatibility],
+    established = not any(n.startswith(UNESTABLISHED) for n in stack.notes)
+    return (established, stack.driver_compatibility != drv.FORWARD, versions, MODE_RANK[stack.driver_compatibility],
             numeric_key(stack.cuda), _py_key(stack.python), stack.flavor == "wheels")
 
 
@@ -359,7 +396,10 @@ def _search_xy(ctx: _Context, xy: str, candidates: dict[str, list[Build]]) -> li
         return []
     ptx_jit = mode != drv.MINOR_VERSION
     names = list(candidates)
-    per = [[b for b in candidates[n] if xy in b.cuda and _gpu_ok_for_build(ctx, b, ptx_jit)] for n in names]
+    # established builds first (a stable sort keeps newest-first within each group): a build no
+    # source shows was published is tried only when no published one fits
+    per = [sorted((b for b in candidates[n] if xy in b.cuda and _gpu_ok_for_build(ctx, b, ptx_jit)),
+                  key=lambda b: not b.established) for n in names]
     if any(not options for options in per):
         return []
 
@@ -392,9 +432,19 @@ def _cuda_candidates(ctx: _Context, candidates: dict[str, list[Build]]) -> list[
 
 
 def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
-    """Problems with the host itself, whatever the stack: a driver branch that does not support a
-    GPU's architecture — too old for a new GPU, or past the architecture's last branch."""
+    """Problems with the host itself, whatever the stack: a GPU that only comes in hosts whose CPU
+    is not x86_64 (Grace superchips, Jetson), for which cudaenv has no images; a driver branch that
+    does not support a GPU's architecture — too old for a new GPU, or past the architecture's last branch."""
     problems = []
+    for gpu in host.gpus:
+        if gpu.host_arch is not None and gpu.host_arch != IMAGE_ARCH:
+            problems.append(Problem(
+                "host-arch-unsupported",
+                f"{gpu.label} only comes in {gpu.host_arch} hosts (Grace CPU or Jetson module); cudaenv's images "
+                f"(nvidia/cuda linux/amd64) and the framework wheels in its matrix are {IMAGE_ARCH} only, so it "
+                f"cannot say which stack runs there",
+                fix=f"resolve on and for an {IMAGE_ARCH} host, or use NVIDIA's own {gpu.host_arch} images for this GPU",
+            ))
     if host.driver is None:
         return problems
     branch = driver_branch(host.driver)
@@ -477,6 +527,12 @@ def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
         sms = ", ".join("sm_" + c.replace(".", "") for c in stack.compute_capabilities)
         out.append(Problem("gpu-unknown", "no GPU given or detected: compute capabilities were not checked"
                                           + (f"; the builds carry {sms}" if sms else "")))
+    for note in stack.notes:
+        if note.startswith(UNESTABLISHED):
+            out.append(Problem("variant-unestablished",
+                               f"{note[len(UNESTABLISHED):]}: no primary source shows this build was published "
+                               f"(see the matrix row's note); chosen only because no established build fits",
+                               fix="allow another CUDA version or framework release"))
     if "base-image-removed" in stack.notes:
         out.append(Problem("base-image-removed",
                            f"NVIDIA deleted the {stack.base_image} tags from Docker Hub in its EOL cleanup",

@@ -51,7 +51,7 @@ def project(tmp_path_factory, engine, standins, env) -> Path:
         "[target]", 'driver = "550.54.15"', 'gpus = ["A100"]', "",
         "[build]", 'flavor = "runtime"', f'base_registry = "{standins.host}"', "",
         "[run]", 'gpus = "1"', 'shm_size = "256m"', 'env = { RESULT_TAG = "from-cudaenv-toml" }',
-        "ulimits = { memlock = 8388608 }  # this sandbox's engine refuses an unlimited memlock", "",
+        "",  # no [run] ulimits: NVIDIA's default memlock=-1 is probed by the job (this engine refuses it)
     ]))
     locked = cudaenv("lock", directory, env=env)
     assert locked.returncode == 0, locked.stderr
@@ -83,6 +83,8 @@ def test_exported_docker_job_runs_the_image_on_the_cluster(slurm_cluster, projec
     assert state == "COMPLETED", f"job {job} ended {state}: {log.read_text() if log.exists() else 'no log'}"
     # the image's Python ran in the mounted project, with [run] env, and no GPU handed to Docker
     assert (project / "slurm-result.txt").read_text() == "/workspace 3.11 from-cudaenv-toml void"
+    # this sandbox's daemon cannot grant an unlimited memlock: the job said so and ran with the daemon's limit
+    assert "cannot grant ulimit memlock=-1:-1" in log.read_text()
 
 
 def test_job_was_scheduled_on_a_gres_gpu(slurm_cluster, project, env):

@@ -389,3 +389,18 @@ def test_the_digest_cudaenv_push_recorded_is_the_default_image(project, env):
         assert "cudaenv.pushed.json" in proc.stderr
     finally:
         pushed.unlink()
+
+
+def test_docker_script_passes_asked_ulimits_and_probes_only_the_defaults(tmp_path, env):
+    """A limit the project sets is the job's contract (the run fails if the node refuses it); NVIDIA's
+    defaults are tried first, so a daemon with a low memlock cap still runs the job."""
+    directory = make_project(tmp_path / "limits", env)
+    config = directory / "cudaenv.toml"
+    config.write_text(config.read_text().replace('env = { WANDB_MODE = "offline" }',
+                                                 'env = { WANDB_MODE = "offline" }\nulimits = { nofile = "1024:4096" }'))
+    assert cudaenv("lock", directory, env=env).returncode == 0
+    text = script(directory, env, "--runtime", "docker", "--image", IMAGE)
+    assert "ulimit_args+=(--ulimit nofile=1024:4096)\n" in text
+    probed = re.search(r"^for limit in (.*); do$", text, re.M)
+    assert probed and probed.group(1).split() == ["memlock=-1:-1", "stack=67108864:67108864"]
+    assert text.count("--ulimit nofile") == 1

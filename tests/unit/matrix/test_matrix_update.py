@@ -32,6 +32,11 @@ index_url = "https://download.pytorch.org/whl/cu124"
 def fixture_fetch(url: str, byte_range):
     if url.endswith("/pypi/torch/json"):
         return (FIXTURES / "torch-project.json").read_bytes()
+    if url.endswith("/pypi/torchvision/json"):
+        return (FIXTURES / "torchvision-project.json").read_bytes()
+    if url.endswith(".metadata") and "/torchvision-" in url:
+        version = url.split("/torchvision-")[1].split("-")[0]
+        return (FIXTURES / f"torchvision-{version}-METADATA").read_bytes()
     if url.endswith(".metadata"):
         version = "2.6.0" if "torch-2.6.0-" in url else "2.5.1"
         return (FIXTURES / f"torch-{version}-METADATA").read_bytes()

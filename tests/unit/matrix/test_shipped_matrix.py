@@ -52,7 +52,9 @@ def test_minor_version_floors_per_major(matrix):
 
 
 def test_driver_branch_max_cuda_agrees_with_cuda_table(matrix):
-    """A branch's highest native CUDA is the newest x.y whose GA minimum driver is in that branch or older."""
+    """A branch's highest native CUDA is the newest x.y whose GA minimum driver is in that branch or older —
+    or the driver API version the branch reports when no toolkit carries it (R565 reports 12.7; no 12.7
+    toolkit exists), never a toolkit x.y whose GA driver belongs to a newer branch."""
     for branch in matrix.driver_branches:
         ga = {}
         for xy in matrix.cuda_minors:
@@ -62,7 +64,10 @@ def test_driver_branch_max_cuda_agrees_with_cuda_table(matrix):
         reachable = [xy for xy, b in ga.items() if b <= branch.branch]
         if not reachable or numeric_key(branch.max_cuda) > numeric_key(max(ga, key=numeric_key)):
             continue  # newer than every CUDA row with a known minimum driver
-        assert branch.max_cuda == max(reachable, key=numeric_key), f"R{branch.branch}"
+        newest = max(reachable, key=numeric_key)
+        assert numeric_key(newest) <= numeric_key(branch.max_cuda), f"R{branch.branch}"
+        beyond = [xy for xy in ga if numeric_key(newest) < numeric_key(xy) <= numeric_key(branch.max_cuda)]
+        assert not beyond, f"R{branch.branch}: max_cuda {branch.max_cuda} claims toolkits of newer branches: {beyond}"
 
 
 def test_kepler_ends_at_r470_and_maxwell_pascal_volta_at_r580(matrix):

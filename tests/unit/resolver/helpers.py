@@ -28,7 +28,7 @@ def spec(text: str | None):
 def target_gpu(name: str) -> TargetGpu:
     row = matrix().find_gpu(name)
     assert row is not None, name
-    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter)
+    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter, row.host_arch)
 
 
 def constraints(**kw) -> Constraints:

@@ -1,0 +1,57 @@
+"""What was read about one node, before any verdict: the facts, where they came from, and what
+the source cannot say. Frozen and JSON-ready, so the report shows exactly what was judged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cudaenv.errors import UserError
+
+KUBERNETES = "kubernetes"
+SLURM = "slurm"
+
+
+class NodesInputError(UserError):
+    """Bad input in a nodes file (exit 2): one line naming the file, the node and the field."""
+
+    def __init__(self, file: str, field: str | None, message: str) -> None:
+        super().__init__(f"{file}: {message}")
+        self.file = file
+        self.field = field
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    name: str
+    source: str  # kubernetes | slurm
+    driver: str | None = None  # NVIDIA driver version, e.g. "535.154.05"
+    cuda_driver_api: str | None = None  # the CUDA version the driver supports (GFD's cuda.runtime-version)
+    product: str | None = None  # GPU product as the source spells it ("NVIDIA-A100-80GB-PCIe", GRES type "a100")
+    compute_capability: str | None = None  # "8.0"
+    gpu_count: int | None = None  # GFD's gpu.count, or Slurm's GRES gpu count
+    capacity: int | None = None  # status.capacity["nvidia.com/gpu"] (Kubernetes)
+    allocatable: int | None = None  # status.allocatable["nvidia.com/gpu"] (Kubernetes)
+    labels: str | None = None  # which GFD label set was read: "new", "old", "new+old"; None when none
+    features: tuple[str, ...] = ()  # Slurm node features (active ones where the record has them)
+    gres: str | None = None  # Slurm GRES as recorded
+    mapped_feature: str | None = None  # the [cluster.slurm.features] entry that gave driver and GPU
+    unknown: tuple[str, ...] = ()  # what the source cannot tell, and why
+
+    @property
+    def has_gpu(self) -> bool:
+        """Whether anything says this node has an NVIDIA GPU."""
+        counts = [c for c in (self.gpu_count, self.capacity) if c is not None]
+        if counts:
+            return any(c > 0 for c in counts)
+        return bool(self.product or self.compute_capability or self.driver)
+
+    def as_dict(self) -> dict:
+        data = {"source": self.source, "driver": self.driver, "cuda_driver_api": self.cuda_driver_api,
+                "gpu_product": self.product, "compute_capability": self.compute_capability,
+                "gpu_count": self.gpu_count}
+        if self.source == KUBERNETES:
+            data.update({"capacity": self.capacity, "allocatable": self.allocatable, "gfd_labels": self.labels})
+        else:
+            data.update({"features": list(self.features), "gres": self.gres, "mapped_feature": self.mapped_feature})
+        data["unknown"] = list(self.unknown)
+        return data

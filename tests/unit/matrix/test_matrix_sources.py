@@ -1,0 +1,151 @@
+"""Every fact in the shipped matrix cites something anyone can open (issue #16).
+
+A row's ``source`` (and ``pypi_source``, ``torchvision_source``, …) must name at least one public http(s) document and the
+date it was read; no row, note or file header may point at private material — research notes,
+scratch scripts, a checker that was never published, a path on somebody's machine. Where a fact
+could not be sourced publicly the row says so in its note ("Unsourced: …") instead of inventing a
+citation.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from cudaenv.resources import matrix_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+FILES = sorted(matrix_dir().glob("*.toml"))
+
+# what private material looks like in this repository's history
+PRIVATE = [
+    re.compile(r"(?<![\w.:/-])/(?:work|home|tmp|root|Users)/"),  # a path on somebody's machine, not a URL path
+    re.compile(r"\bNOTES[-_][\w-]*"),  # research notes files (NOTES-gpus-cudnn.md)
+    re.compile(r"\bresearch\s+(?:notes?|helper|scratch)\b", re.I),
+    re.compile(r"\bhelper\b", re.I),  # "research helper", "cudnn-gaps helper" (helper_cuda.h is not matched)
+    re.compile(r"\bchecker\b", re.I),
+    re.compile(r"\b(?:gen_toml|build_jax|build_mxnet|check_cuda_drivers)\.py\b"),
+    re.compile(r"\bnot (?:committed|shipped)\b", re.I),
+]
+URL = re.compile(r"https?://[^\s;|()'\"]+")
+READ_DATE = re.compile(r"\bread \d{4}-\d{2}-\d{2}\b")
+
+
+def private_reference(text: str) -> str | None:
+    for pattern in PRIVATE:
+        found = pattern.search(text)
+        if found:
+            return found.group(0)
+    return None
+
+
+def source_key(key: str) -> bool:
+    """``source``, and the per-fact ones (``pypi_source``, ``torchvision_source``)."""
+    return key == "source" or key.endswith("_source")
+
+
+def rows(table, where: str):
+    """(where, row) for every table in a parsed matrix file, nested variants included."""
+    if isinstance(table, dict):
+        if "note" in table or any(source_key(k) for k in table):
+            yield where, table
+        for key, value in table.items():
+            if isinstance(value, (dict, list)):
+                yield from rows(value, f"{where}.{key}")
+    elif isinstance(table, list):
+        for index, item in enumerate(table):
+            label = item.get("version") or item.get("name") or item.get("cuda") or item.get("branch") \
+                or item.get("major") or index if isinstance(item, dict) else index
+            yield from rows(item, f"{where}[{label}]")
+
+
+def all_rows():
+    for path in FILES:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for where, row in rows(data, path.name):
+            yield where, row
+
+
+def public_url(url: str) -> bool:
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    return parsed.scheme in ("http", "https") and "." in host and host not in ("localhost",) \
+        and not host.startswith(("127.", "10.", "192.168."))
+
+
+def test_the_shipped_matrix_has_files_and_rows():
+    assert len(FILES) >= 9
+    assert sum(1 for _ in all_rows()) > 500
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_source_names_a_public_document_and_when_it_was_read(path):
+    bad = []
+    for where, row in rows(tomllib.loads(path.read_text(encoding="utf-8")), path.name):
+        for key in filter(source_key, row):
+            text = row[key]
+            urls = URL.findall(text)
+            if not urls or not all(public_url(u) for u in urls):
+                bad.append(f"{where}.{key}: no public http(s) document: {text[:120]}")
+            if not READ_DATE.search(text):
+                bad.append(f"{where}.{key}: no 'read YYYY-MM-DD': {text[:120]}")
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_row_cites_private_material(path):
+    bad = []
+    for where, row in rows(tomllib.loads(path.read_text(encoding="utf-8")), path.name):
+        for key in [k for k in row if source_key(k) or k == "note"]:
+            text = row.get(key)
+            if isinstance(text, str) and (found := private_reference(text)):
+                bad.append(f"{where}.{key}: {found!r}")
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_file_header_cites_private_material(path):
+    bad = [f"{path.name}:{number}: {found!r}"
+           for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+           if line.lstrip().startswith("#") and (found := private_reference(line))]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("text", [
+    "see /work/research/NOTES-cuda-drivers.md",
+    "locations in research NOTES-gpus-cudnn.md",
+    "checked by /work/research/check_cuda_drivers.py",
+    "Made by hand (research helper, 2026-11-21)",
+    "Generated by a checker script",
+])
+def test_the_private_patterns_catch_what_the_matrix_used_to_cite(text):
+    assert private_reference(text)
+
+
+@pytest.mark.parametrize("text", [
+    "https://github.com/NVIDIA/cuda-samples/blob/c94ff36/Common/helper_cuda.h (_ConvertSMVer2ArchName)",
+    "https://github.com/pytorch/test-infra/blob/main/tools/scripts/generate_binary_build_matrix.py",
+    "python from the classifiers in jaxlib/setup.py at tag jaxlib-v0.4.1",
+    "https://developer.download.nvidia.com/compute/cuda/13.2.1/local_installers/ (installer file name)",
+])
+def test_public_citations_are_not_mistaken_for_private_ones(text):
+    assert private_reference(text) is None
+
+
+def test_rows_that_could_not_be_sourced_say_so():
+    """A GPU whose compute capability no public source gives is marked, not silently inferred."""
+    gpus = tomllib.loads((matrix_dir() / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
+    marked = {g["name"] for g in gpus if g.get("note", "").startswith("Unsourced:")}
+    assert {"RTX A4500", "A800", "L2"} <= marked
+    for gpu in gpus:
+        note = gpu.get("note", "")
+        if "inferred" in note and "compute capability" in note:
+            assert "Unsourced:" in note, gpu["name"]
