@@ -5,6 +5,10 @@ the same image anywhere. The default tag is ``cudaenv/<project>:<inputs hash>``:
 the rendered Dockerfile and build-context rules, so a changed lock, matrix or cudaenv gives a new
 tag — which is how ``cudaenv run`` knows an image is stale. Project code is mounted at run time
 and baked in as the last layer, so editing code does not change the tag.
+
+The Dockerfile starts FROM the project's stack base (``cudaenv.stackbase``) by its content-hash
+name, so the inputs hash changes whenever the base's content does, and every project on one
+stack shares the base by identity.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from cudaenv.project.lock import Lock, framework_index, index_netrc, python_inde
 from cudaenv.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
+from cudaenv.stackbase import LABEL_BASE_ID, BasePlan, plan_base, with_stack_base
 
 LABEL_PROJECT = "io.cudaenv.project"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"
@@ -47,6 +52,7 @@ class ImagePlan:
     inputs_hash: str
     buildkit: bool
     netrc: str = ""  # credentials for the indexes, as a netrc (never printed, never in a layer)
+    base: BasePlan | None = None  # the stack base the Dockerfile starts FROM (None: a standalone Dockerfile)
 
     @property
     def default_tag(self) -> str:
@@ -57,9 +63,11 @@ class ImagePlan:
         return f"cudaenv/{self.project.name}:latest"
 
     def request(self, *, tags: tuple[str, ...] = (), no_cache: bool = False, pull: bool = False,
-                network: str | None = None, secrets_dir: Path | None = None) -> BuildRequest:
+                network: str | None = None, secrets_dir: Path | None = None, base_id: str | None = None) -> BuildRequest:
         """The engine's build request; index credentials are written as a netrc into ``secrets_dir``
-        (a private temporary directory the caller removes after the build)."""
+        (a private temporary directory the caller removes after the build). ``base_id`` is the
+        stack base's image ID, recorded in a label; ``pull`` never applies to a local stack base
+        (there is nothing upstream to pull it from: see ``stackbase.ensure_base``)."""
         uid, gid = build_user_ids()
         secrets = {"cudaenv_ca": self.project.build.ca_cert} if self.project.build.ca_cert else {}
         if self.netrc:
@@ -73,14 +81,20 @@ class ImagePlan:
             context=self.project.root, tags=tags or (self.default_tag, self.latest_tag),
             dockerfile_text=self.dockerfile, dockerignore_text=self.dockerignore,
             build_args={"CUDAENV_UID": str(uid), "CUDAENV_GID": str(gid)},
-            labels={LABEL_INPUTS: self.inputs_hash}, secrets=secrets, no_cache=no_cache, pull=pull, network=network,
+            labels={LABEL_INPUTS: self.inputs_hash, **({LABEL_BASE_ID: base_id} if base_id else {})}, secrets=secrets,
+            no_cache=no_cache, pull=pull and self.base is None, network=network,
         )
 
 
 def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
-               published_base: str | None = None) -> ImagePlan:
-    """Render the project's Dockerfile from its lock; ``published_base`` starts it FROM a base
-    that `cudaenv publish` pushed (see ``cudaenv.publish.find_published_base``)."""
+               published_base: str | None = None, standalone: bool = False) -> ImagePlan:
+    """Render the project's Dockerfile from its lock, FROM its stack base (``standalone``: with
+    the base's layers inline instead, one self-contained file).
+
+    ``published_base`` is accepted for earlier callers and changes nothing: a base published by
+    `cudaenv publish` is pulled at build time and named by the same content hash as one built here,
+    so the Dockerfile (and its inputs hash) does not depend on what a registry holds right now."""
+    del published_base
     stack = lock.resolved_stack()
     if project.build.ca_cert and not buildkit:
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
@@ -97,9 +111,11 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         python_index=strip_credentials(py_index), framework_index=strip_credentials(fw_index), netrc=bool(netrc),
         system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
-        buildkit=buildkit, lock_hash=lock_hash(lock_text), published_base=published_base,
-        jupyter=project.run.jupyter,
+        buildkit=buildkit, lock_hash=lock_hash(lock_text), jupyter=project.run.jupyter,
     )
+    base = None if standalone else plan_base(matrix, stack, settings, ca_cert=project.build.ca_cert, netrc=netrc)
+    if base is not None:
+        settings = with_stack_base(settings, base)
     dockerfile = render_dockerfile(build_context(stack, settings, forward_branches=forward_compat_branches(matrix, stack.cuda)))
     user_ignore = project.root / ".dockerignore"
     secrets_in_project = []
@@ -109,11 +125,12 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     dockerignore = render_dockerignore(user_ignore.read_text(encoding="utf-8") if user_ignore.is_file() else None,
                                        secrets=secrets_in_project)
     inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]
-    return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit, netrc)
+    return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit, netrc, base)
 
 
 def published_base_for(project: Project, matrix: Matrix, lock: Lock) -> str | None:
-    """The published base in the project's base_registry for its locked stack, if one is there."""
+    """The published base in the project's base_registry for its locked stack, if one is there
+    (`cudaenv build` looks by itself now: ``stackbase.ensure_base``)."""
     if not project.build.base_registry:
         return None
     from cudaenv.publish import find_published_base

@@ -310,11 +310,11 @@ def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str
     return outcomes
 
 
-def find_published_base(matrix: Matrix, stack: Stack, base_registry: str) -> str | None:
+def find_published_base(matrix: Matrix, stack: Stack, base_registry: str, *, digest: str | None = None) -> str | None:
     """The published base for this stack in ``base_registry`` (by content hash), if there is one."""
     if not base_registry:
         return None
-    digest = content_hash(matrix, stack)
+    digest = digest or content_hash(matrix, stack)
     repository = f"{base_registry.rstrip('/')}/{BASE_REPOSITORY}"
     ref = Reference.parse(f"{repository}:{hash_tag(digest)}")
     try:
@@ -322,5 +322,5 @@ def find_published_base(matrix: Matrix, stack: Stack, base_registry: str) -> str
     except RegistryAuthError:
         raise  # the same registry serves every base: without access the build cannot work either
     except RegistryError:
-        return None  # a mirror without published bases (or unreachable now): build the layers inline
+        return None  # a mirror without published bases (or unreachable now): build the base here
     return str(ref) if found else None

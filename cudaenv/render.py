@@ -105,7 +105,10 @@ class BuildSettings:
     netrc: bool = False  # index credentials are passed as the BuildKit secret "cudaenv_netrc"
     buildkit: bool = True  # cache mounts and secrets need BuildKit
     lock_hash: str = ""
-    published_base: str | None = None  # a `cudaenv publish`ed base to start FROM (layers 1-3 prebuilt)
+    # The stack base to start FROM (``cudaenv-base:hash-<content hash>``, see cudaenv.stackbase):
+    # layers 1-3 prebuilt and shared by identity. None renders them inline (a standalone file).
+    stack_base: str | None = None
+    stack_base_name: str = ""  # its readable name, for the Dockerfile's comment
     jupyter: bool = False  # JupyterLab in a layer of its own, after the frameworks (shared stack stays shared)
 
 
@@ -150,8 +153,8 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
 
     base_image = check_reference(with_registry(stack.base_image, settings.base_registry), "the stack's base image")
     uv_image = check_reference(with_registry(f"{UV_IMAGE}:{uv_version()}", settings.base_registry), "the uv image")
-    if settings.published_base:
-        check_reference(settings.published_base, "the published base image")
+    if settings.stack_base:
+        check_reference(settings.stack_base, "the stack base image")
     return {
         "cudaenv_version": __version__,
         "project": settings.project,
@@ -177,7 +180,9 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "nvidia_require_cuda": nvidia_require_cuda(stack, forward_branches if compat_package else ()),
         "labels": labels,
         "command": list(settings.command),
-        "published_base": settings.published_base,
+        "stack_base": settings.stack_base,
+        "stack_base_name": settings.stack_base_name,
+        "base_registry": settings.base_registry,
         "jupyter": [f"jupyterlab=={JUPYTERLAB_VERSION}"] if settings.jupyter else [],
     }
 

@@ -142,8 +142,26 @@ def standins(engine, registry, standin_image):
 
     served = StandinRegistry(engine, registry, standin_image)
     served.provide_uv()
+    bases_before = {info.id for info in engine.images("io.cudaenv.project=cudaenv-base")}
     yield served
     served.cleanup()
+    remove_new_unused_stack_bases(engine, bases_before)
+
+
+def remove_new_unused_stack_bases(engine, before: set[str]) -> None:
+    """The stack bases this session's builds made (absent when it started) that no project image
+    sits on any more: gone with the session, like the images the tests built on them."""
+    from cudaenv.errors import EngineError
+    from cudaenv.images.accounting import inventory
+
+    for stack in inventory(engine).unused:
+        if stack.base.info.id in before:
+            continue
+        for name in stack.base.info.tags or (stack.base.info.id,):
+            try:
+                engine.remove_image(name)
+            except EngineError:  # a container still uses it: the daemon keeps it
+                pass
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("cudaenv.cli.check_cmd:doctor", "Report this host: driver, GPUs, Docker, NVIDIA runtime, BuildKit."),
     "publish": ("cudaenv.cli.publish_cmd:publish", "Build and push base images to a team registry."),
     "push": ("cudaenv.cli.push_cmd:push", "Build and push the project's image; record its digest for export."),
+    "images": ("cudaenv.cli.images_cmd:images", "Per stack base: its projects, the bytes held once; --prune unused bases."),
     "plan": ("cudaenv.cli.plan_cmd:plan_command", "Plan several projects on one host, or across a cluster's nodes."),
     "export": ("cudaenv.cli.export_cmd:export", "Take the stack elsewhere: devcontainer, compose, slurm, kubernetes."),
 }

@@ -28,23 +28,28 @@ def buildkit_available(no_buildkit: bool) -> bool:
 @click.command("dockerfile")
 @DIRECTORY
 @click.option("--no-buildkit", is_flag=True, help="Render for the classic builder (no cache mounts or secrets).")
-def dockerfile(directory: Path, no_buildkit: bool) -> None:
+@click.option("--base", "show_base", is_flag=True, help="Print the stack base's Dockerfile (the image the project's starts FROM).")
+@click.option("--standalone", is_flag=True,
+              help="One self-contained file with the base's layers inline (for builders that cannot see local images).")
+def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: bool) -> None:
     """Print the Dockerfile that `cudaenv build` would use for DIRECTORY.
 
     It is rendered from cudaenv.lock; when the lock is missing or stale, run `cudaenv lock`
-    first (`cudaenv build` does that by itself).
+    first (`cudaenv build` does that by itself). The project's Dockerfile starts FROM its stack
+    base (cudaenv-base:hash-…), which `--base` prints.
     """
-    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.image import plan_image
     from cudaenv.project.lock import current_lock
 
+    if show_base and standalone:
+        raise UserError("--base and --standalone: choose one (the base is always a file of its own)")
     project = load_project(directory)
     matrix = load_matrix()
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
-    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit),
-                      published_base=published_base_for(project, matrix, lock))
-    click.echo(plan.dockerfile, nl=False)
+    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit), standalone=standalone)
+    click.echo(plan.base.dockerfile() if show_base else plan.dockerfile, nl=False)
 
 
 class BuildProgress:
@@ -84,17 +89,22 @@ class BuildProgress:
 @click.command("build")
 @DIRECTORY
 @click.option("-t", "--tag", "tags", multiple=True, help="Tag the image (repeatable; default cudaenv/NAME:<hash> and :latest).")
-@click.option("--no-cache", is_flag=True, help="Build every layer again.")
-@click.option("--pull", is_flag=True, help="Pull a newer base image even when one is present.")
+@click.option("--no-cache", is_flag=True, help="Build the project's layers again (never the shared stack base).")
+@click.option("--rebuild-base", is_flag=True,
+              help="Make the stack base again (build it without cache, or pull the published one).")
+@click.option("--pull", is_flag=True, help="Pull a newer upstream image (nvidia/cuda, python) when the base is built.")
 @click.option("--network", default=None, help="Network for RUN steps, e.g. 'host' to reach a mirror on this host.")
 @click.option("--no-buildkit", is_flag=True, help="Use the classic builder through the Docker SDK.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the builder's full output.")
 @json_option
-def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, as_json) -> None:
+def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_buildkit, verbose, as_json) -> None:
     """Build DIRECTORY's image from its cudaenv.lock (locking first when it is missing or stale).
 
-    Tags default to cudaenv/NAME:<inputs hash> and cudaenv/NAME:latest. A failed build shows the
-    failing step and the last lines of its output and exits 1.
+    The image starts FROM the stack base cudaenv-base:hash-<content hash>, which every project on
+    the same stack shares; it is built (or pulled from base_registry when published there) only
+    when missing, or with --rebuild-base. Tags default to cudaenv/NAME:<inputs hash> and
+    cudaenv/NAME:latest. A failed build shows the failing step and the last lines of its output
+    and exits 1.
     """
     from cudaenv.engine import get_engine
     from cudaenv.engine.builders import step_timings
@@ -106,9 +116,11 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
     project = load_project(directory)
     matrix = load_matrix()
     progress = BuildProgress(verbose)
+    bases = []
     try:
         plan, result = build_project(project, matrix, get_engine(), progress=progress, tags=tuple(tags),
-                                     no_cache=no_cache, pull=pull, network=network, no_buildkit=no_buildkit)
+                                     no_cache=no_cache, pull=pull, network=network, no_buildkit=no_buildkit,
+                                     rebuild_base=rebuild_base, on_base=bases.append)
     except BuildError as exc:
         progress.close()
         report_build_error(exc)
@@ -122,9 +134,13 @@ def build(directory: Path, tags, no_cache, pull, network, no_buildkit, verbose, 
     if as_json:
         emit_json({"ok": True, "image_id": result.image_id, "tags": list(result.tags), "builder": result.builder,
                    "seconds": round(result.seconds, 1), "stack": plan.stack.as_dict(),
+                   "base": bases[0].as_dict(plan.base) if bases else None,
                    "steps": [{"step": t.step, "seconds": t.seconds, "cached": t.cached} for t in timings]})
         return
     click.echo(f"✓ built {', '.join(result.tags)} ({result.image_id[:19]}) in {result.seconds:.1f}s with {result.builder}")
+    if bases:
+        click.echo(f"  FROM the stack base {plan.base.name} ({bases[0].image_id[:19]}, {bases[0].how}); "
+                   "`cudaenv images` shows what it shares")
     if timings:
         cached = sum(t.cached for t in timings)
         click.echo(f"  where the time went ({cached} of {len(timings)} steps cached):")
@@ -142,6 +158,11 @@ def pull_hint(text: str) -> str | None:
     """When a base image could not be pulled, say how to use a mirror instead."""
     import re
 
+    if re.search(r"cudaenv-base:hash-[0-9a-f]+", text) and (
+            re.search(r"ERROR: \S+:\S+: not found", text) or any(marker in text for marker in _PULL_FAILED)):
+        return ("the builder could not see the local stack base image: a buildx builder with the "
+                "docker-container driver has no access to the engine's images; switch to the engine's own "
+                "builder (`docker buildx use default`) or build `cudaenv dockerfile --standalone`")
     missing_image = re.search(r"ERROR: \S+:\S+: not found", text)  # BuildKit: the reference has no manifest
     if missing_image or any(marker in text for marker in _PULL_FAILED):
         return ("the base image could not be pulled: if Docker Hub is unreachable or rate-limited here, set "
@@ -161,28 +182,39 @@ def report_build_error(exc: BuildError) -> None:
 
 
 def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False, pull=False, network=None,
-                  no_buildkit=False):
-    """Lock when needed, render, build; (ImagePlan, BuildResult). Raises BuildError on failure."""
-    from cudaenv.image import plan_image, published_base_for
+                  no_buildkit=False, rebuild_base=False, on_base=None):
+    """Lock when needed, render, make sure the stack base is here, build; (ImagePlan, BuildResult).
+    ``on_base`` receives the stack base's ``BaseOutcome``. Raises BuildError on failure."""
+    from cudaenv.image import plan_image
     from cudaenv.project.lock import current_lock
+    from cudaenv.stackbase import ensure_base
 
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:
         click.echo(f"{project.lock_path}: {stale[0]}; locking first", err=True)
         lock = _relock(project, matrix)
-    published = published_base_for(project, matrix, lock)
-    if published:
-        click.echo(f"starting from the published base {published}", err=True)
-    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit), published_base=published)
+    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit))
     warn_secret_looking_files(project)
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="cudaenv-secrets-") as secrets_dir:  # 0700, removed after the build
+        base = ensure_base(engine, matrix, plan.base, rebuild=rebuild_base, pull=pull, network=network,
+                           secrets_dir=Path(secrets_dir), progress=lambda line: _base_progress(progress, line),
+                           build_output=progress, classic=no_buildkit)
+        if on_base is not None:
+            on_base(base)
         request = plan.request(tags=tuple(tags), no_cache=no_cache, pull=pull, network=network,
-                               secrets_dir=Path(secrets_dir))
+                               secrets_dir=Path(secrets_dir), base_id=base.image_id)
         result = engine.build(request, progress, classic=no_buildkit)
     progress.close()
     return plan, result
+
+
+def _base_progress(progress, line: str) -> None:
+    """A stack-base message on a line of its own, whatever the build's progress line shows."""
+    if getattr(progress, "tty", False) and getattr(progress, "last", ""):
+        click.echo("\r\033[K", nl=False, err=True)
+    click.echo(line, err=True)
 
 
 def warn_secret_looking_files(project) -> None:

@@ -32,7 +32,7 @@ def compose(directories, output, force, name, gpus, gpu_count) -> None:
     from cudaenv.containers import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render
-    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.image import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock
@@ -55,8 +55,7 @@ def compose(directories, output, force, name, gpus, gpu_count) -> None:
         lock, stale = current_lock(project, matrix)
         if lock is None or stale:
             raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {project.root}` first")
-        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
-                          published_base=published_base_for(project, matrix, lock))
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         inputs.append(ServiceInput(project, plan.default_tag, request))
     user, user_env = run_user()
     text = render(compose_document(inputs, name=name, user=user, user_env=user_env))

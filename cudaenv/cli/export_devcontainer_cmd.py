@@ -25,7 +25,7 @@ def devcontainer(directory, force, gpus, to_stdout) -> None:
     from cudaenv.containers import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.devcontainer import devcontainer_document, render, target_path
-    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.image import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock, write_atomically
@@ -37,8 +37,7 @@ def devcontainer(directory, force, gpus, to_stdout) -> None:
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {directory}` first")
-    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
-                      published_base=published_base_for(project, matrix, lock))
+    plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
     user, _ = run_user()
     text = render(devcontainer_document(project, plan.default_tag, request, user))
     if to_stdout:

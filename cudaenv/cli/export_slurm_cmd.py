@@ -59,10 +59,9 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
             click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     if image is None and runtime == "docker":
         from cudaenv.cli.build_cmd import buildkit_available
-        from cudaenv.image import plan_image, published_base_for
+        from cudaenv.image import plan_image
 
-        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
-                          published_base=published_base_for(project, matrix, lock))
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         local_tag = plan.default_tag
     job = build_job(project, matrix, lock.resolved_stack(), runtime=runtime,
                     image=image_for(runtime, image, local_tag), gpus=gpus, time=time_limit, partition=partition,

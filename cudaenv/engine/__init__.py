@@ -45,6 +45,21 @@ class BuildResult:
 
 
 @dataclass(frozen=True)
+class ImageInfo:
+    """A local image as disk accounting sees it: its layers (diff IDs, oldest first) and history.
+
+    ``history`` is ``(created_by, size)`` per history entry, oldest first, as the engine reports
+    it; ``size`` is the image's total bytes (every layer counted once)."""
+
+    id: str
+    tags: tuple[str, ...]
+    labels: Mapping[str, str]
+    diff_ids: tuple[str, ...]
+    size: int
+    history: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class Mount:
     source: Path
     target: str
@@ -172,6 +187,25 @@ class Engine(abc.ABC):
     def interactive_argv(self, container_id: str, *, exec_command: Sequence[str] | None = None) -> list[str]:
         """A command line that attaches this terminal to the container (start -ai / exec -it)."""
 
+    # --- images: what stack bases and `cudaenv images` need -------------------------------------
+    # Not abstract, so an engine written before them keeps working for everything else.
+
+    def image_info(self, image: str) -> ImageInfo | None:
+        """One local image's layers and history, or None when it is not here."""
+        raise NotImplementedError(f"the {self.name} engine cannot inspect image layers")
+
+    def images(self, label: str) -> list[ImageInfo]:
+        """Every local image carrying ``label`` (a key, or key=value), dangling ones included."""
+        raise NotImplementedError(f"the {self.name} engine cannot list images")
+
+    def pull(self, reference: str, on_output: OutputCallback | None = None) -> str:
+        """Pull an image; its local image ID."""
+        raise NotImplementedError(f"the {self.name} engine cannot pull images")
+
+    def tag(self, image: str, reference: str) -> None:
+        """Give a local image another name."""
+        raise NotImplementedError(f"the {self.name} engine cannot tag images")
+
     def refused_ulimits(self, image: str, ulimits: Mapping[str, tuple[int, int]]) -> tuple[str, ...]:
         """Which of ``ulimits`` the engine cannot grant to a container of ``image``; an engine that
         cannot tell answers none (the run then reports the refusal itself)."""
@@ -192,6 +226,7 @@ __all__ = [
     "ContainerSpec",
     "Engine",
     "GpuRequest",
+    "ImageInfo",
     "Mount",
     "OutputCallback",
     "RunResult",

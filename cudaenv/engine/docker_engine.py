@@ -11,7 +11,8 @@ import docker.errors
 import docker.types
 import requests.exceptions
 
-from cudaenv.engine import BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, OutputCallback, RunResult
+from cudaenv.engine import (BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, ImageInfo, OutputCallback,
+                            RunResult)
 from cudaenv.engine.builders import build_with_cli, build_with_sdk, find_cli_builder
 from cudaenv.errors import EngineError, UlimitRefused
 
@@ -217,11 +218,67 @@ class DockerEngine(Engine):
             raise EngineError(f"could not inspect image {image!r}: {exc.explanation or exc}") from exc
         return dict((attrs.get("Config") or {}).get("Labels") or {})
 
+    def image_info(self, image: str) -> ImageInfo | None:
+        try:
+            attrs = self.client.api.inspect_image(image)
+            history = self.client.api.history(attrs["Id"])
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.APIError as exc:
+            if exc.status_code == 404:
+                return None
+            raise EngineError(f"could not inspect image {image!r}: {exc.explanation or exc}") from exc
+        return ImageInfo(
+            id=attrs["Id"], tags=tuple(t for t in attrs.get("RepoTags") or () if t != "<none>:<none>"),
+            labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
+            diff_ids=tuple((attrs.get("RootFS") or {}).get("Layers") or ()), size=int(attrs.get("Size") or 0),
+            history=tuple((entry.get("CreatedBy") or "", int(entry.get("Size") or 0)) for entry in reversed(history)),
+        )
+
+    def images(self, label: str) -> list[ImageInfo]:
+        found = []
+        for summary in self.client.api.images(filters={"label": label}):
+            info = self.image_info(summary["Id"])
+            if info is not None:  # removed between the listing and the inspection
+                found.append(info)
+        return found
+
+    def pull(self, reference: str, on_output: OutputCallback | None = None) -> str:
+        from cudaenv.engine.builders import split_reference
+        from cudaenv.registry import Reference, push_auth_config
+
+        repository, tag = split_reference(reference)
+        registry = Reference.parse(reference).registry
+        try:
+            for line in self.client.api.pull(repository, tag=tag, stream=True, decode=True,
+                                             auth_config=push_auth_config(registry)):
+                if "error" in line:
+                    raise EngineError(f"could not pull {reference}: {line['error']}")
+                if on_output is not None and line.get("status") in ("Pull complete", "Already exists"):
+                    on_output(f"  {line.get('id', '')}: {line['status'].lower()}")
+        except docker.errors.APIError as exc:
+            raise EngineError(f"could not pull {reference}: {exc.explanation or exc}") from exc
+        info = self.image_info(reference)
+        if info is None:
+            raise EngineError(f"pulled {reference}, but the engine does not list it")
+        return info.id
+
+    def tag(self, image: str, reference: str) -> None:
+        from cudaenv.engine.builders import split_reference
+
+        repository, tag = split_reference(reference)
+        try:
+            self.client.api.tag(image, repository, tag)
+        except docker.errors.APIError as exc:
+            raise EngineError(f"could not tag {image[:19]} as {reference}: {exc.explanation or exc}") from exc
+
     def remove_image(self, image: str, *, force: bool = False) -> None:
         try:
             self.client.images.remove(image, force=force)
         except docker.errors.ImageNotFound:
             pass
+        except docker.errors.APIError as exc:  # in use by a container, or a conflict between names
+            raise EngineError(f"could not remove image {image}: {exc.explanation or exc}") from exc
 
     # --- container lifecycle -------------------------------------------------------------------
 

@@ -101,10 +101,15 @@ class Built:
     env: dict[str, str]
 
 
+STACK_BASES: set[str] = set()  # the stack bases this module's builds used, removed when it ends
+
+
 def build(directory: Path, env: dict[str, str], tag: str, *extra: str) -> dict:
     proc = cudaenv("build", directory, "--network", "host", "--json", "-t", tag, *extra, env=env)
     assert proc.returncode == 0, f"build failed:\n{proc.stderr[-4000:]}"
-    return json.loads(proc.stdout)
+    result = json.loads(proc.stdout)
+    STACK_BASES.add(result["base"]["image_id"])
+    return result
 
 
 def image_attrs(engine, tag: str) -> dict:
@@ -146,6 +151,21 @@ def copy_project(source: Path, target: Path) -> Path:
 
 
 # --- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def remove_stack_bases(engine):
+    """Every name of the stack bases the module's builds made or found: the next run starts clean."""
+    yield
+    import docker.errors
+
+    for image_id in STACK_BASES:
+        info = engine.image_info(image_id)
+        for name in info.tags if info else ():
+            try:
+                engine.client.images.remove(name)
+            except docker.errors.APIError:  # a container of another test still uses it
+                pass
 
 
 @pytest.fixture(scope="module")
@@ -547,7 +567,7 @@ def wheels_image(engine, tmp_path_factory, standins, index, env):
     (directory / "main.py").write_text("import torch\nprint(torch.__version__)\n")
     lock = lock_project(directory, wheels_env, standins)
     tag = f"cudaenv-test/build-wheels:{RUN_ID}"
-    result = build(directory, wheels_env, tag)
+    result = build(directory, wheels_env, tag, "--rebuild-base")  # the base's steps, from this run's index
     yield Built(tag, directory, lock, result, wheels_env)
     remove_images(engine, tag)
 
@@ -560,7 +580,8 @@ def test_wheels_lock_records_the_builds_own_index_not_the_override(wheels_image)
 
 
 def test_wheels_build_takes_the_framework_from_the_overriding_index(wheels_image, index):
-    framework = next(s["step"] for s in wheels_image.result["steps"] if "torch==2.99.0" in s["step"])
+    assert wheels_image.result["base"]["how"] == "built"
+    framework = next(s["step"] for s in wheels_image.result["base"]["steps"] if "torch==2.99.0" in s["step"])
     assert f"--extra-index-url {index.url} " in framework
     assert "download.pytorch.org" not in framework
 
@@ -572,11 +593,9 @@ def test_wheels_image_has_the_locked_framework_build(engine, wheels_image):
     assert output.split() == [locked, locked]
 
 
-def test_wheels_framework_layer_is_a_step_of_its_own_before_the_requirements(wheels_image):
-    steps = sorted(wheels_image.result["steps"], key=step_number)
-    installs = [s["step"] for s in steps if "uv pip install" in s["step"]]
-    assert len(installs) == 2
-    framework, requirements = installs
+def test_wheels_framework_layer_is_a_step_of_the_stack_base_and_the_requirements_one_of_the_project(wheels_image):
+    [framework] = [s["step"] for s in wheels_image.result["base"]["steps"] if "uv pip install" in s["step"]]
+    [requirements] = [s["step"] for s in wheels_image.result["steps"] if "uv pip install" in s["step"]]
     assert "torch==2.99.0" in framework and "fixture-dep" not in framework
     assert "fixture-dep==1.2.3" in requirements
 

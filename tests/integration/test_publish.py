@@ -282,26 +282,42 @@ def project_on_published_base(engine, served, cli_env, tmp_path_factory):
     (directory / "main.py").write_text("print('on the published base')\n")
     tag = f"cudaenv-test/on-published-base:{uuid.uuid4().hex[:10]}"
     try:
+        # --rebuild-base: a base with this content hash may already be here (another module built
+        # the same stack); the published one is pulled in its place either way
         yield {"directory": directory, "published": result, "tag": tag,
-               "build": cudaenv("build", directory, "-t", tag, env=cli_env)}
+               "build": cudaenv("build", directory, "-t", tag, "--rebuild-base", env=cli_env)}
     finally:
         remove_local_images(engine, tag)
+        base = engine.image_info(f"cudaenv-base:hash-{result['content_hash'][:16]}")
+        for name in base.tags if base else ():
+            remove_local_images(engine, name)
 
 
-def test_dockerfile_starts_from_the_published_base(served, cli_env, project_on_published_base):
+def test_dockerfile_starts_from_the_stack_base_the_registry_publishes(served, cli_env, project_on_published_base):
     proc = cudaenv("dockerfile", project_on_published_base["directory"], env=cli_env)
     assert proc.returncode == 0, proc.stderr
     froms = [line for line in proc.stdout.splitlines() if line.startswith("FROM ")]
     content_hash = project_on_published_base["published"]["content_hash"]
-    assert froms == [f"FROM {served.host}/shared/cudaenv-base:hash-{content_hash[:16]} AS base"]
+    assert froms == [f"FROM cudaenv-base:hash-{content_hash[:16]} AS base"]  # the same name, built or pulled
+    assert f"pulled from {served.host}/shared/cudaenv-base when published there" in proc.stdout
 
 
 def test_project_builds_from_the_published_base_without_the_upstream_images(served, project_on_published_base):
     build = project_on_published_base["build"]
     assert build.returncode == 0, build.stderr[-3000:]
-    assert f"starting from the published base {served.host}/shared/cudaenv-base:hash-" in build.stderr
+    assert f"pulling the published stack base {served.host}/shared/cudaenv-base:hash-" in build.stderr
     assert served.registry.tags("shared/nvidia/cuda") == []
     assert served.registry.tags("shared/astral-sh/uv") == []
+
+
+def test_the_pulled_base_is_the_published_image_itself(engine, served, project_on_published_base):
+    content_hash = project_on_published_base["published"]["content_hash"]
+    local = engine.client.images.get(f"cudaenv-base:hash-{content_hash[:16]}")
+    assert f"{served.host}/shared/cudaenv-base@{project_on_published_base['published']['digest']}" in local.attrs[
+        "RepoDigests"]
+    base_layers = local.attrs["RootFS"]["Layers"]
+    project_layers = engine.client.images.get(project_on_published_base["tag"]).attrs["RootFS"]["Layers"]
+    assert project_layers[: len(base_layers)] == base_layers
 
 
 def test_project_image_inherits_the_published_base_content_hash(engine, project_on_published_base):

@@ -48,6 +48,9 @@ def test_the_tour_runs_as_written(tmp_path, package_index, standins, engine):
     try:
         build = cudaenv("build", "--network", "host")
         assert build.returncode == 0, build.stderr[-3000:]
+        images = json.loads(cudaenv("images", "--json").stdout)  # the tour's next line
+        [stack] = [s for s in images["stacks"] if any(p["project"] == name for p in s["projects"])]
+        assert stack["bytes"] > 0 and stack["base"].startswith("cudaenv-base:")
         run = cudaenv("run", "--gpus", "none", "--", "python", "train.py")  # the tour's own form
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.startswith("training with torch 2.")

@@ -73,10 +73,10 @@ def test_the_renderer_refuses_a_from_value_that_is_not_one_reference(hostile):
         build_context(replace(stack, base_image=hostile), BuildSettings(project="p"))
 
 
-def test_a_published_base_must_be_one_reference_too():
+def test_the_stack_base_must_be_one_reference_too():
     from cudaenv.resolver.model import Constraints, Host
     from cudaenv.resolver.resolve import resolve
 
     stack = resolve(load_matrix(overlays=[]), Constraints(cuda=None), Host(driver="550.54.15")).stack
-    with pytest.raises(UserError, match="the published base image"):
-        build_context(stack, BuildSettings(project="p", published_base="reg.example/base:x\nRUN id"))
+    with pytest.raises(UserError, match="the stack base image"):
+        build_context(stack, BuildSettings(project="p", stack_base="cudaenv-base:hash-x\nRUN id"))

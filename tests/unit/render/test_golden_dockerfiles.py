@@ -7,6 +7,11 @@ after reviewing it, regenerate with::
 
     CUDAENV_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/render/test_golden_dockerfiles.py
 
+A project's Dockerfile starts FROM its stack base (``cudaenv-base:hash-…``); the cases named
+``base-*`` render that base as `cudaenv build` makes it (with the project's indexes, CA bundle and
+mirror), ``publish-base-*`` as `cudaenv publish` does, and ``standalone-*`` the one-file form
+(`cudaenv dockerfile --standalone`) with the base's layers inline.
+
 Two inputs that are not the templates' business are pinned so the goldens do not churn with
 them: the installed uv's version (the ``astral-sh/uv`` tag) and cudaenv's own version (header
 and label); separate tests check that the real values are what gets rendered. Every rendered
@@ -26,7 +31,7 @@ from pathlib import Path
 import pytest
 
 import cudaenv
-from cudaenv import publish, render
+from cudaenv import publish, render, stackbase
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.matrix import load_matrix
 from cudaenv.render import BuildSettings, build_context, render_dockerfile
@@ -52,7 +57,9 @@ class Case:
     flavor: str = "auto"
     driver: str = "550.54.15"
     gpus: tuple[str, ...] = ("A100",)
-    publish: bool = False  # the base image `cudaenv publish` renders (base.Dockerfile.j2) instead
+    # "project" (FROM the stack base), "standalone" (layers 1-3 inline), "base" (the stack base
+    # `cudaenv build` makes with the project's settings), "publish" (the base `cudaenv publish` renders)
+    form: str = "project"
     settings: dict = field(default_factory=dict)
 
 
@@ -82,18 +89,25 @@ CASES: dict[str, Case] = {
     "forward-compat": Case(cuda="==13.0", flavor="runtime", driver="535.104.05"),
     "forward-compat-everything": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", settings=EVERYTHING),
     "forward-compat-classic-builder": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", settings=CLASSIC),
-    # a base published by `cudaenv publish`: layers 1-3 come from it
-    "published-base": Case(frameworks=TORCH, settings=dict(
-        EVERYTHING, published_base="registry.example.com:5000/mirror/cudaenv-base:hash-0123456789abcdef")),
-    "publish-base-wheels-torch": Case(frameworks=TORCH, publish=True),
-    "publish-base-forward-compat": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", publish=True),
-    "publish-base-tensorflow-2.10-ca-cert": Case(frameworks={"tensorflow": "==2.10.0"}, python="3.10", publish=True,
+    # the stack base as `cudaenv build` makes it, and the one-file form
+    "base-runtime-everything": Case(cuda="==12.4", flavor="runtime", settings=EVERYTHING, form="base"),
+    "base-wheels-torch-classic-builder": Case(frameworks=TORCH, settings=CLASSIC, form="base"),
+    "base-forward-compat": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", form="base"),
+    "standalone-runtime-everything": Case(cuda="==12.4", flavor="runtime", settings=EVERYTHING, form="standalone"),
+    "standalone-wheels-torch-everything": Case(frameworks=TORCH, settings=EVERYTHING, form="standalone"),
+    "standalone-wheels-torch-classic-builder": Case(frameworks=TORCH, settings=CLASSIC, form="standalone"),
+    # bases as `cudaenv publish` renders them
+    "publish-base-wheels-torch": Case(frameworks=TORCH, form="publish"),
+    "publish-base-forward-compat": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", form="publish"),
+    "publish-base-tensorflow-2.10-ca-cert": Case(frameworks={"tensorflow": "==2.10.0"}, python="3.10", form="publish",
                                                  settings=dict(ca_cert=True, base_registry="registry.example.com")),
     # representative stacks
     "tensorflow-2.10-system-cudnn": Case(frameworks={"tensorflow": "==2.10.0"}, python="3.10",
                                          settings=dict(pinned=("pandas==2.2.3",))),
     "tensorflow-2.15-and-cuda": Case(frameworks={"tensorflow": "==2.15.0"}),
+    "base-tensorflow-2.10-system-cudnn": Case(frameworks={"tensorflow": "==2.10.0"}, python="3.10", form="base"),
     "jax-0.4.13-find-links": Case(frameworks={"jax": "==0.4.13"}, python="3.10"),
+    "base-jax-0.4.13-find-links": Case(frameworks={"jax": "==0.4.13"}, python="3.10", form="base"),
     "torch-2.6-cuda-11.8-on-r470": Case(frameworks=TORCH, driver="470.82.01", flavor="runtime",
                                         settings=dict(pinned=("numpy==1.26.4",))),
 }
@@ -116,10 +130,15 @@ def resolve_case(matrix, case: Case) -> Stack:
     return result.stack
 
 
+STACK_BASE = "cudaenv-base:hash-0123456789abcdef"  # pinned: the real hash covers cudaenv's version
+
+
 def settings_for(stack: Stack, case: Case) -> BuildSettings:
     """As plan_image makes them from a lock: the framework index is the build's own by default."""
     values = dict(project="golden", lock_hash=LOCK_HASH,
                   framework_index=stack.index_urls[0] if stack.index_urls else None)
+    if case.form == "project":
+        values.update(stack_base=STACK_BASE, stack_base_name=f"cudaenv-base:{publish.readable_tags(stack)[0]}")
     values.update(case.settings)
     return BuildSettings(**values)
 
@@ -129,8 +148,10 @@ def render_case(matrix, name: str, monkeypatch) -> str:
     monkeypatch.setattr(render, "__version__", GOLDEN_CUDAENV_VERSION)
     case = CASES[name]
     stack = resolve_case(matrix, case)
-    if case.publish:
+    if case.form == "publish":
         return publish.render_base(matrix, stack, publish.base_settings(stack, **case.settings))
+    if case.form == "base":
+        return stackbase.plan_base(matrix, stack, settings_for(stack, case)).dockerfile()
     context = build_context(stack, settings_for(stack, case), forward_branches=forward_compat_branches(matrix, stack.cuda))
     return render_dockerfile(context)
 
@@ -243,7 +264,7 @@ def position(text: str, marker: str) -> int:
 
 
 def test_layers_run_from_most_shared_to_least_shared(rendered):
-    text = rendered["wheels-torch-everything"]
+    text = rendered["standalone-wheels-torch-everything"]
     order = ["apt-get -o Acquire::https::CAInfo=/run/secrets/cudaenv_ca update", "COPY --from=uv",
              "torch==2.6.0", "git libgl1 ffmpeg", "numpy==2.1.3", "useradd", "COPY --chown="]
     positions = [position(text, marker) for marker in order]
@@ -251,14 +272,15 @@ def test_layers_run_from_most_shared_to_least_shared(rendered):
 
 
 def test_classic_builder_render_uses_no_buildkit_syntax(rendered):
-    for name in ("runtime-classic-builder", "wheels-torch-classic-builder", "forward-compat-classic-builder"):
+    for name in ("runtime-classic-builder", "wheels-torch-classic-builder", "forward-compat-classic-builder",
+                 "base-wheels-torch-classic-builder", "standalone-wheels-torch-classic-builder"):
         text = rendered[name]
         assert "--mount=" not in text
         assert "/run/secrets" not in text
 
 
 def test_classic_builder_render_cleans_apt_lists_and_uv_cache_in_the_same_layer(rendered):
-    runs = run_bodies(rendered["wheels-torch-classic-builder"])
+    runs = run_bodies(rendered["standalone-wheels-torch-classic-builder"])
     apt_runs = [run for run in runs if "apt-get" in run]
     uv_installs = [run for run in runs if "uv pip install" in run]
     assert len(apt_runs) == 2 and all(run.endswith("rm -rf /var/lib/apt/lists/*") for run in apt_runs)
@@ -266,7 +288,7 @@ def test_classic_builder_render_cleans_apt_lists_and_uv_cache_in_the_same_layer(
 
 
 def test_ca_cert_is_only_ever_a_buildkit_secret(rendered):
-    text = rendered["runtime-everything"]
+    text = rendered["standalone-runtime-everything"]
     using = [run for run in run_bodies(text) if "/run/secrets/cudaenv_ca" in run]
     assert len(using) == 4  # essentials, python, system packages, requirements
     assert all(run.startswith("RUN --mount=") and "--mount=type=secret,id=cudaenv_ca" in run for run in using)
@@ -275,8 +297,8 @@ def test_ca_cert_is_only_ever_a_buildkit_secret(rendered):
 
 
 def test_forward_compat_image_installs_cuda_compat_and_admits_datacenter_brands_on_its_branch(rendered, matrix):
+    assert "cuda-compat-13-0" in rendered["base-forward-compat"]  # in the stack base, layer 1
     text = rendered["forward-compat"]
-    assert "cuda-compat-13-0" in text
     # the compat libraries are chosen at start (entrypoint), never forced on a newer host driver
     assert "LD_LIBRARY_PATH=/usr/local/cuda/compat" not in text
     assert 'ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/cudaenv-compat"]' in text
@@ -294,14 +316,34 @@ def test_native_stack_admits_no_forward_compat_brand(rendered):
     assert "cuda-compat" not in rendered["runtime-plain"]
 
 
-def test_published_base_replaces_layers_one_to_three(rendered):
-    text = rendered["published-base"]
+def test_project_dockerfile_starts_from_the_stack_base_and_keeps_only_its_own_layers(rendered):
+    text = rendered["wheels-torch-everything"]
     froms = [line for line in instruction_lines(text) if line.startswith("FROM ")]
-    assert froms == ["FROM registry.example.com:5000/mirror/cudaenv-base:hash-0123456789abcdef AS base"]
+    assert froms == [f"FROM {STACK_BASE} AS base"]
     runs = run_bodies(text)
     assert not any("torch==2.6.0" in run or "uv venv" in run or "ca-certificates tini" in run for run in runs)
     assert any("numpy==2.1.3" in run for run in runs)  # the project's own layers stay
     assert any("git libgl1 ffmpeg" in run for run in runs)
+
+
+def test_project_dockerfile_says_what_its_base_is_and_how_it_is_made(rendered):
+    text = rendered["wheels-torch-everything"]
+    comment = text[text.index("# base:"):text.index("\nFROM ")]
+    assert f"# base:   {STACK_BASE} (cudaenv-base:py3.11-slim-torch2.6.0-cu124)" in comment
+    assert "pulled from registry.example.com:5000/mirror/cudaenv-base" in comment
+    assert "`cudaenv dockerfile --base`" in comment and "--rebuild-base" in comment
+    assert "pulled from" not in rendered["wheels-torch"]  # no base_registry: nothing to pull from
+
+
+def test_stack_base_as_build_makes_it_is_layers_one_to_three_of_the_standalone_file(matrix, monkeypatch):
+    """Whether FROM the stack base or in one file, an image has the same instructions."""
+    monkeypatch.setattr(render, "uv_version", lambda: GOLDEN_UV_VERSION)
+    case = CASES["standalone-wheels-torch-everything"]
+    stack = resolve_case(matrix, case)
+    standalone = instruction_lines(render_dockerfile(build_context(stack, settings_for(stack, case))))
+    base = instruction_lines(stackbase.plan_base(matrix, stack, settings_for(stack, case)).dockerfile())
+    layers_1_to_3 = base[: base.index(next(line for line in base if line.startswith("ENV NVIDIA_VISIBLE_DEVICES")))]
+    assert standalone[: len(layers_1_to_3)] == layers_1_to_3
 
 
 def test_publishable_base_is_exactly_layers_one_to_three_of_the_project_image(matrix, monkeypatch):
@@ -316,22 +358,22 @@ def test_publishable_base_is_exactly_layers_one_to_three_of_the_project_image(ma
 
 
 def test_wheels_flavor_starts_from_the_python_image_and_installs_the_frameworks_build(rendered):
-    text = rendered["wheels-torch"]
+    text = rendered["publish-base-wheels-torch"]
     assert "FROM python:3.11-slim AS base" in text
     assert "--extra-index-url https://download.pytorch.org/whl/cu124" in text  # the build R550 runs natively (native over minor-version)
 
 
 def test_jax_release_page_becomes_find_links(rendered):
     assert "--find-links https://storage.googleapis.com/jax-releases/jax_cuda_releases.html" in \
-        rendered["jax-0.4.13-find-links"]
+        rendered["base-jax-0.4.13-find-links"]
 
 
 def test_system_cudnn_stack_starts_from_the_cudnn_image(rendered):
     assert re.search(r"^FROM nvidia/cuda:11\.2\.\d+-cudnn8-runtime-ubuntu\d+\.\d+ AS base$",
-                     rendered["tensorflow-2.10-system-cudnn"], re.M)
+                     rendered["base-tensorflow-2.10-system-cudnn"], re.M)
 
 
 def test_base_registry_rehomes_every_from(rendered):
-    froms = [line for line in instruction_lines(rendered["runtime-everything"]) if line.startswith("FROM ")]
+    froms = [line for line in instruction_lines(rendered["base-runtime-everything"]) if line.startswith("FROM ")]
     assert len(froms) == 2
     assert all(line.startswith("FROM registry.example.com:5000/mirror/") for line in froms)

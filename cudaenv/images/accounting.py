@@ -1,0 +1,185 @@
+"""Group cudaenv's local images by stack base and count their bytes by distinct layers.
+
+A project image is on a stack base when the base's top chain ID appears at the same depth in the
+project's chain (a chain ID names a layer with everything below it, so that one comparison is
+the whole prefix): it then shares every byte of the base by identity. A project image whose base
+was rebuilt or removed, or one built before stack bases existed, is on none and counts whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from cudaenv.engine import Engine, ImageInfo
+from cudaenv.images.layers import chain_ids, distinct_bytes, layer_sizes
+
+BASE_PROJECT = "cudaenv-base"  # the io.cudaenv.project label of every stack base (= publish.BASE_REPOSITORY)
+LABEL_PROJECT = "io.cudaenv.project"
+LABEL_CONTENT_HASH = "io.cudaenv.content-hash"
+LABEL_INPUTS = "io.cudaenv.inputs-hash"
+
+
+@dataclass(frozen=True)
+class Layered:
+    """An image with its chain IDs and per-layer bytes (``exact`` is False when the history could
+    not be matched to the layers and the bytes were spread as well as they could be)."""
+
+    info: ImageInfo
+    chain: tuple[str, ...]
+    sizes: tuple[int, ...]
+    exact: bool = True
+
+    @property
+    def is_base(self) -> bool:
+        return self.info.labels.get(LABEL_PROJECT) == BASE_PROJECT and LABEL_CONTENT_HASH in self.info.labels
+
+    @property
+    def name(self) -> str:
+        readable = [t for t in self.info.tags if ":hash-" not in t]
+        return (readable or list(self.info.tags) or [f"<untagged {self.info.id[:19]}>"])[0]
+
+    def layers(self) -> list[tuple[str, int]]:
+        return list(zip(self.chain, self.sizes))
+
+    def sits_on(self, base: "Layered") -> bool:
+        depth = len(base.chain)
+        return 0 < depth <= len(self.chain) and self.chain[depth - 1] == base.chain[-1]
+
+
+def layered(info: ImageInfo) -> Layered:
+    chain = chain_ids(info.diff_ids)
+    sizes = layer_sizes(len(chain), info.history)
+    if sizes is not None and sum(sizes) == info.size:
+        return Layered(info, chain, sizes)
+    spread = (0,) * (len(chain) - 1) + (info.size,) if chain else ()
+    return Layered(info, chain, spread, exact=False)
+
+
+@dataclass(frozen=True)
+class ProjectUse:
+    image: Layered
+    adds_bytes: int  # bytes in layers of its own (not in its base)
+    layers_added: int
+
+    def as_dict(self) -> dict:
+        info = self.image.info
+        return {"project": info.labels.get(LABEL_PROJECT, ""), "image": self.image.name, "image_id": info.id,
+                "tags": list(info.tags), "adds_bytes": self.adds_bytes, "layers_added": self.layers_added,
+                "exact": self.image.exact}
+
+
+@dataclass(frozen=True)
+class StackUse:
+    base: Layered
+    projects: tuple[ProjectUse, ...] = field(default_factory=tuple)
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.base.sizes)
+
+    def as_dict(self) -> dict:
+        info = self.base.info
+        return {"base": self.base.name, "image_id": info.id, "tags": list(info.tags),
+                "content_hash": info.labels.get(LABEL_CONTENT_HASH, ""), "stack": info.labels.get("io.cudaenv.stack"),
+                "bytes": self.bytes, "layers": len(self.base.chain), "used": bool(self.projects),
+                "projects": [p.as_dict() for p in self.projects]}
+
+
+@dataclass(frozen=True)
+class Inventory:
+    stacks: tuple[StackUse, ...]
+    unattached: tuple[ProjectUse, ...]  # project images on no local stack base
+    distinct_bytes: int  # what these images hold on disk: every chain ID once
+    summed_bytes: int  # the images' sizes added up, as if nothing were shared
+
+    @property
+    def unused(self) -> tuple[StackUse, ...]:
+        return tuple(s for s in self.stacks if not s.projects)
+
+    def as_dict(self) -> dict:
+        return {"stacks": [s.as_dict() for s in self.stacks], "unattached": [p.as_dict() for p in self.unattached],
+                "disk": {"distinct_bytes": self.distinct_bytes, "summed_bytes": self.summed_bytes,
+                         "saved_bytes": self.summed_bytes - self.distinct_bytes,
+                         "measured_by": "distinct layer chain IDs"}}
+
+
+def account(images: Iterable[ImageInfo], *, only_bases: Sequence[str] = ()) -> Inventory:
+    """Stacks (each base once, its projects and what each adds), project images on no base, and
+    the disk they take. ``only_bases`` (image IDs) narrows the report to those bases' stacks."""
+    unique = {info.id: layered(info) for info in images}
+    bases = [img for img in unique.values() if img.is_base]
+    projects = [img for img in unique.values() if not img.is_base and LABEL_INPUTS in img.info.labels]
+    by_base: dict[str, list[ProjectUse]] = {b.info.id: [] for b in bases}
+    unattached = []
+    for project in sorted(projects, key=lambda p: (p.info.labels.get(LABEL_PROJECT, ""), p.name)):
+        on = [b for b in bases if project.sits_on(b)]
+        if on:
+            base = max(on, key=lambda b: len(b.chain))
+            depth = len(base.chain)
+            by_base[base.info.id].append(ProjectUse(project, sum(project.sizes[depth:]), len(project.chain) - depth))
+        else:
+            unattached.append(ProjectUse(project, sum(project.sizes), len(project.chain)))
+    stacks = [StackUse(b, tuple(by_base[b.info.id])) for b in sorted(bases, key=lambda b: b.name)]
+    counted = bases + projects
+    if only_bases:
+        stacks = [s for s in stacks if s.base.info.id in only_bases]
+        unattached = []
+        counted = [s.base for s in stacks] + [p.image for s in stacks for p in s.projects]
+    return Inventory(tuple(stacks), tuple(unattached),
+                     distinct_bytes(layer for img in counted for layer in img.layers()),
+                     sum(img.info.size for img in counted))
+
+
+def inventory(engine: Engine, *, only: Sequence[str] = ()) -> Inventory:
+    """The engine's cudaenv images (stack bases and project images), accounted. ``only``: image
+    references or IDs of stack bases to report on (a UserError names one that is not a base)."""
+    from cudaenv.errors import UserError
+
+    found: dict[str, ImageInfo] = {}
+    for label in (LABEL_CONTENT_HASH, LABEL_INPUTS):
+        for info in engine.images(label):
+            found.setdefault(info.id, info)
+    ids = []
+    for reference in only:
+        info = engine.image_info(reference)
+        if info is None or info.labels.get(LABEL_PROJECT) != BASE_PROJECT or LABEL_CONTENT_HASH not in info.labels:
+            raise UserError(f"--base {reference}: not a local cudaenv stack base (see `cudaenv images`)")
+        found.setdefault(info.id, info)
+        ids.append(info.id)
+    return account(found.values(), only_bases=ids)
+
+
+@dataclass(frozen=True)
+class Removal:
+    base: str
+    image_id: str
+    bytes: int
+    removed: bool
+    reason: str = ""
+
+    def as_dict(self) -> dict:
+        return {"base": self.base, "image_id": self.image_id, "bytes": self.bytes, "removed": self.removed,
+                "reason": self.reason}
+
+
+def prune(engine: Engine, found: Inventory, progress: Callable[[str], None] = lambda _line: None) -> list[Removal]:
+    """Remove the stack bases no project image uses: each of their names, never by force, so a
+    base that a container still uses stays (and says why). Nothing else is ever removed."""
+    from cudaenv.errors import EngineError
+
+    removals = []
+    for stack in found.unused:
+        base = stack.base
+        assert base.is_base and not stack.projects  # the only kind of image this removes
+        progress(f"removing unused stack base {base.name}")
+        try:
+            for reference in base.info.tags or (base.info.id,):
+                engine.remove_image(reference)
+        except EngineError as exc:  # the engine refused (a container uses it): keep going, say why
+            removals.append(Removal(base.name, base.info.id, stack.bytes, False, str(exc).splitlines()[0][:300]))
+            continue
+        still = engine.image_info(base.info.id)
+        removals.append(Removal(base.name, base.info.id, stack.bytes, still is None,
+                                "" if still is None else "the engine kept it (another name or a container uses it)"))
+    return removals
