@@ -28,12 +28,11 @@ def main(argv: list[str] | None = None) -> None:
 def _fast(args: list[str]) -> int | None:
     """A fast path's exit code, or None to hand over to click; failures end as click's commands do."""
     from cudaenv.cli import fast
-    from cudaenv.cli.failure import end, wants_json
-    from cudaenv.cli.output import reset_json
 
-    reset_json()
     try:
         return fast.main(args)
     except Exception as exc:
+        from cudaenv.cli.failure import end, wants_json
+
         end(exc, wants_json(args))
         raise

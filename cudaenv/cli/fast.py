@@ -12,27 +12,32 @@ other makes the fast path decline rather than disagree.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 
-from cudaenv.cli.stack_options import FRAMEWORK_OPTIONS
 
-# option -> (destination, kind): "value" once, "many" repeatable, "flag"
-RESOLVE_OPTIONS: dict[str, tuple[str, str]] = {
-    **{f"--{name}": (f"fw_{name}", "value") for name in FRAMEWORK_OPTIONS},
-    "--python": ("python", "value"), "--cuda": ("cuda", "value"), "--cudnn": ("cudnn", "value"),
-    "--flavor": ("flavor", "value"), "--os": ("os_name", "value"),
-    "--driver": ("driver", "value"), "--gpu": ("gpus", "many"), "--compute-capability": ("compute_capabilities", "many"),
-    "--no-detect": ("no_detect", "flag"), "--json": ("as_json", "flag"),
-}
+def resolve_options() -> dict[str, tuple[str, str]]:
+    """option -> (destination, kind): "value" once, "many" repeatable, "flag"."""
+    from cudaenv.cli.stack_options import FRAMEWORK_OPTIONS
+
+    return {
+        **{f"--{name}": (f"fw_{name}", "value") for name in FRAMEWORK_OPTIONS},
+        "--python": ("python", "value"), "--cuda": ("cuda", "value"), "--cudnn": ("cudnn", "value"),
+        "--flavor": ("flavor", "value"), "--os": ("os_name", "value"),
+        "--driver": ("driver", "value"), "--gpu": ("gpus", "many"),
+        "--compute-capability": ("compute_capabilities", "many"),
+        "--no-detect": ("no_detect", "flag"), "--json": ("as_json", "flag"),
+    }
+
+
 _NOT_BLANK = ("driver", "gpus")  # click's callback rejects "" and "  " for these
 FLAVORS = ("auto", "wheels", "runtime", "devel")  # = cudaenv.resolver.model.FLAVORS (a test keeps them equal)
 
 
 def parse_resolve(args: list[str]) -> dict | None:
     """``resolve``'s arguments as the click command would receive them, or None to let click parse."""
+    options = resolve_options()
     values: dict = {dest: () if kind == "many" else (False if kind == "flag" else None)
-                    for dest, kind in RESOLVE_OPTIONS.values()}
+                    for dest, kind in options.values()}
     seen: set[str] = set()
     directory = None
     rest = list(args)
@@ -44,9 +49,9 @@ def parse_resolve(args: list[str]) -> dict | None:
             directory = arg
             continue
         name, has_value, inline = arg.partition("=")
-        if name not in RESOLVE_OPTIONS:
+        if name not in options:
             return None  # -h, --help, --, an unknown or abbreviated option: click's to answer
-        dest, kind = RESOLVE_OPTIONS[name]
+        dest, kind = options[name]
         if kind == "flag":
             if has_value:
                 return None
@@ -79,6 +84,8 @@ def parse_resolve(args: list[str]) -> dict | None:
 
 def _click_accepts_directory(path: str) -> bool:
     """What ``click.Path(file_okay=False, exists=True)`` accepts: exists, not a regular file, readable."""
+    import stat
+
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -91,8 +98,10 @@ def resolve(args: list[str]) -> int | None:
     parsed = parse_resolve(args)
     if parsed is None:
         return None
+    from cudaenv.cli.output import reset_json
     from cudaenv.cli.resolving import run_resolve
 
+    reset_json()
     directory, driver, gpus = parsed.pop("directory"), parsed.pop("driver"), parsed.pop("gpus")
     ccs, no_detect, as_json = parsed.pop("compute_capabilities"), parsed.pop("no_detect"), parsed.pop("as_json")
     return run_resolve(directory, driver=driver, gpus=gpus, compute_capabilities=ccs, no_detect=no_detect,
@@ -111,9 +120,7 @@ def group_help(width: int | None = None) -> str:
     from cudaenv.cli.commands import COMMANDS, GROUP_HELP, MAX_WIDTH
 
     if width is None:
-        import shutil
-
-        width = max(min(shutil.get_terminal_size().columns, MAX_WIDTH) - 2, 50)
+        width = max(min(_terminal_columns(), MAX_WIDTH) - 2, 50)
     out = ["Usage: cudaenv [OPTIONS] COMMAND [ARGS]...", ""]
     paragraphs = [" ".join(line.strip() for line in block.splitlines()) for block in GROUP_HELP.split("\n\n")]
     out.append("\n\n".join(textwrap.fill(p, width, initial_indent="  ", subsequent_indent="  ",
@@ -129,6 +136,27 @@ def group_help(width: int | None = None) -> str:
             out.append(lead + lines[0])
             out += [" " * (first + 2) + line for line in lines[1:]]
     return "\n".join(out) + "\n"
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` (what click asks), without importing shutil and
+    the compression modules it probes: $COLUMNS, else the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    try:
+        lines = int(os.environ["LINES"])
+    except (KeyError, ValueError):
+        lines = 0
+    if columns <= 0 or lines <= 0:
+        try:
+            size = os.get_terminal_size(sys.__stdout__.fileno())
+        except (AttributeError, ValueError, OSError):
+            size = os.terminal_size((80, 24))
+        if columns <= 0:
+            columns = size.columns or 80
+    return columns
 
 
 def main(args: list[str]) -> int | None:

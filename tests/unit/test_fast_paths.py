@@ -114,7 +114,7 @@ def test_the_fast_option_table_is_the_click_commands(monkeypatch):
         kind = "flag" if param.is_flag else ("many" if param.multiple else "value")
         for opt in param.opts:
             table[opt] = (param.name, kind)
-    assert table == fast.RESOLVE_OPTIONS
+    assert table == fast.resolve_options()
     assert fast.FLAVORS == FLAVORS
 
 
