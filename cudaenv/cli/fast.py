@@ -1,4 +1,4 @@
-"""Answers that must not wait for click: ``cudaenv --help`` and ``cudaenv resolve``.
+"""Answers that must not wait for click: ``cudaenv --help``, ``cudaenv resolve`` and ``cudaenv ps``.
 
 Importing click costs about twice the bare interpreter's start-up, and ``cudaenv resolve`` is what
 scripts and CI call in loops. So the entry point tries these first. Each either answers exactly
@@ -159,6 +159,30 @@ def _terminal_columns() -> int:
     return columns
 
 
+PS_OPTIONS = {"-a": "show_all", "--all": "show_all", "--json": "as_json"}  # all flags
+
+
+def parse_ps(args: list[str]) -> dict | None:
+    """``ps``'s flags as the click command receives them, or None to let click parse."""
+    if any(arg not in PS_OPTIONS for arg in args):
+        return None
+    return {"show_all": "-a" in args or "--all" in args, "as_json": "--json" in args}
+
+
+def ps(args: list[str]) -> int | None:
+    parsed = parse_ps(args)
+    if parsed is None:
+        return None
+    from cudaenv.cli.listing import run_ps
+    from cudaenv.cli.output import reset_json
+
+    reset_json()
+    return run_ps(**parsed)
+
+
+FAST = ("resolve", "ps", "--help", "-h")  # what the entry point offers this module first
+
+
 def main(args: list[str]) -> int | None:
     """The exit code when a fast path answered, else None (click takes over)."""
     if args in (["--help"], ["-h"]):
@@ -167,4 +191,6 @@ def main(args: list[str]) -> int | None:
         return 0
     if args and args[0] == "resolve":
         return resolve(args[1:])
+    if args and args[0] == "ps":
+        return ps(args[1:])
     return None

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (`cudaenv ps` does not need it)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 _emitted = False  # whether this process already printed its one JSON value

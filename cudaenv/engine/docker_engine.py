@@ -1,19 +1,43 @@
-"""The Docker implementation of ``Engine``: SDK for containers and images, CLI for BuildKit builds."""
+"""The Docker implementation of ``Engine``: SDK for containers and images, CLI for BuildKit builds.
+
+The SDK (with requests and urllib3) is imported on first use, not with this module: listing
+containers and inspecting an image go through ``cudaenv.engine.api`` (plain GETs on the engine's
+socket) where it can, so `cudaenv ps` and an up-to-date `cudaenv run` never load it for those.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
-import docker
-import docker.errors
-import docker.types
-import requests.exceptions
-
 from cudaenv.engine import BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, OutputCallback, RunResult
-from cudaenv.engine.builders import build_with_cli, build_with_sdk, find_cli_builder
 from cudaenv.errors import EngineError, UlimitRefused
+
+def find_cli_builder():
+    """The docker CLI builder to use, or None (``cudaenv.engine.builders``, loaded when building)."""
+    from cudaenv.engine.builders import find_cli_builder as find
+
+    return find()
+
+
+class _OnFirstUse:
+    """A module imported when one of its attributes is first read (``except docker.errors.X``
+    clauses read theirs only when an exception is being matched)."""
+
+    def __init__(self, *names: str) -> None:
+        self._names = names
+
+    def __getattr__(self, attribute: str):
+        for name in self._names:  # the package and the submodules the code below uses
+            importlib.import_module(name)
+        return getattr(importlib.import_module(self._names[0]), attribute)
+
+
+docker = _OnFirstUse("docker", "docker.errors", "docker.types")
+requests = _OnFirstUse("requests", "requests.exceptions")
+
 
 NO_NVIDIA_RUNTIME_HELP = (
     "Docker could not give this container a GPU: no NVIDIA container runtime is configured on this "
@@ -133,6 +157,22 @@ def start_container(container, ulimits: Mapping[str, tuple[int, int]], what: str
         raise EngineError(f"could not start {what}: {exc.explanation or exc}") from exc
 
 
+def container_info(attrs: dict) -> ContainerInfo:
+    """A container as the engine describes it (``inspect``), in cudaenv's terms; the same fields the
+    SDK's Container object reads (``name``, ``status``, ``labels``)."""
+    state = attrs.get("State")
+    status = state.get("Status") if isinstance(state, dict) else state
+    state = state if isinstance(state, dict) else {}
+    started = state.get("StartedAt", "") or ""
+    return ContainerInfo(
+        id=attrs.get("Id", ""), name=(attrs.get("Name") or "").lstrip("/"),
+        image=(attrs.get("Config") or {}).get("Image", ""), status=status,
+        labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
+        started_at=started if started.startswith(("1", "2")) else "",
+        exit_code=state.get("ExitCode") if status == "exited" else None,
+    )
+
+
 class DockerEngine(Engine):
     name = "docker"
 
@@ -142,6 +182,8 @@ class DockerEngine(Engine):
 
     def build(self, request: BuildRequest, on_output: OutputCallback | None = None, *,
               classic: bool = False) -> BuildResult:
+        from cudaenv.engine.builders import build_with_cli, build_with_sdk
+
         _ = self.client  # fail early, with the engine's own message, if the daemon is unreachable
         builder = None if classic else find_cli_builder()
         if builder is not None:
@@ -205,6 +247,13 @@ class DockerEngine(Engine):
         return tuple(refused)
 
     def image_labels(self, image: str) -> dict[str, str] | None:
+        from cudaenv.engine import api
+
+        try:
+            found = api.image_inspect(image)
+            return None if found is None else dict((found.get("Config") or {}).get("Labels") or {})
+        except api.Unavailable:
+            pass  # the SDK below asks again and words any error
         try:
             attrs = self.client.images.get(image).attrs
         except docker.errors.ImageNotFound:
@@ -274,16 +323,14 @@ class DockerEngine(Engine):
                 raise EngineError(f"could not remove container {container_id[:12]}: {exc.explanation or exc}") from exc
 
     def containers(self, label: str, *, running_only: bool = False) -> list[ContainerInfo]:
+        from cudaenv.engine import api
+
+        try:
+            return [container_info(attrs) for attrs in api.container_list(label, running_only=running_only)]
+        except api.Unavailable:
+            pass  # the SDK below asks again and words any error
         found = self.client.containers.list(all=not running_only, filters={"label": label})
-        out = []
-        for c in found:
-            state = c.attrs.get("State", {})
-            out.append(ContainerInfo(
-                id=c.id, name=c.name, image=(c.attrs.get("Config") or {}).get("Image", ""), status=c.status,
-                labels=dict(c.labels), started_at=state.get("StartedAt", "") if state.get("StartedAt", "").startswith(("1", "2")) else "",
-                exit_code=state.get("ExitCode") if c.status == "exited" else None,
-            ))
-        return out
+        return [container_info(c.attrs) for c in found]
 
     def inspect(self, container_id: str) -> dict:
         return self._container(container_id).attrs

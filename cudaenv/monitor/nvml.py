@@ -26,11 +26,9 @@ test suite points it at a stand-in that answers from recorded NVML readings
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 
 from cudaenv.errors import CudaenvError
@@ -71,6 +69,9 @@ def load_module() -> ModuleType | None:
     """pynvml (or the module the test hook names); None when nvidia-ml-py is not installed."""
     hook = os.environ.get(MODULE_HOOK)
     if hook:
+        import importlib.util
+        from pathlib import Path
+
         path = Path(hook)
         spec = importlib.util.spec_from_file_location("cudaenv_nvml_hook", path)
         if not path.is_file() or spec is None or spec.loader is None:
@@ -90,7 +91,11 @@ def probably_available() -> bool:
     ``cudaenv ps`` asks this first so that hosts without a GPU never pay for NVML."""
     if os.environ.get(MODULE_HOOK):
         return True
-    return Path("/proc/driver/nvidia/version").exists() and importlib.util.find_spec("pynvml") is not None
+    if not os.path.exists("/proc/driver/nvidia/version"):
+        return False
+    import importlib.util
+
+    return importlib.util.find_spec("pynvml") is not None
 
 
 @contextlib.contextmanager
