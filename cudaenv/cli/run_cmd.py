@@ -33,12 +33,9 @@ def run_options(func):
 def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
            jupyter: bool = False):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
-    from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
     from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
     from cudaenv.runopts import parse_env, parse_ports
     from cudaenv.engine import get_engine
-    from cudaenv.image import plan_image, published_base_for
-    from cudaenv.project.lock import current_lock
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
 
@@ -54,22 +51,7 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
     check_run_options(project, gpu_spec, shm_size, ulimits)
 
-    lock, stale = current_lock(project, matrix)
-    image_tag, labels = None, None
-    if lock is not None and not stale and not rebuild:
-        from cudaenv.cli.build_cmd import buildkit_available
-
-        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
-                          published_base=published_base_for(project, matrix, lock))
-        image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
-    if labels is None:
-        click.echo(f"building the image for {project.name} first", err=True)
-        try:
-            plan, _result = build_project(project, matrix, engine, progress=BuildProgress(False), no_cache=False)
-        except BuildError as exc:
-            report_build_error(exc)
-            raise SystemExit(1) from exc
-        image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
+    image_tag, labels = _current_image(project, matrix, engine, rebuild=rebuild)
 
     if gpu_spec != "none":
         from cudaenv.target import resolve_target
@@ -89,6 +71,51 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
         spec = within_daemon_limits(engine, project, spec, ulimits)
         container_id = engine.create(spec)
     return engine, container_id, spec.name
+
+
+def _current_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
+    """The tag and labels of the project's current image, built first when there is none.
+
+    When every input of the image is as it was the last time its tag was worked out
+    (``cudaenv.image_key``), the recorded tag is used as it is: no lock check, no BuildKit probe,
+    no render, and the build command is not even imported. Otherwise the full check runs (and
+    builds when needed), and its answer is recorded for the next run."""
+    from cudaenv import image_key
+
+    key = image_key.inputs_key(project, jupyter=project.run.jupyter)
+    recorded = None if rebuild else image_key.recall(project, key)
+    if recorded is not None:
+        labels = engine.image_labels(recorded)
+        if labels is not None:
+            return recorded, labels
+    image_tag, labels = _checked_image(project, matrix, engine, rebuild=rebuild)
+    if image_key.inputs_key(project, jupyter=project.run.jupyter) == key:  # nothing changed while checking (a relock changes the lock)
+        image_key.remember(project, key, image_tag)
+    return image_tag, labels
+
+
+def _checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
+    from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.project.lock import current_lock
+
+    lock, stale = current_lock(project, matrix)
+    image_tag, labels = None, None
+    if lock is not None and not stale and not rebuild:
+        from cudaenv.cli.build_cmd import buildkit_available
+
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
+                          published_base=published_base_for(project, matrix, lock))
+        image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
+    if labels is None:
+        click.echo(f"building the image for {project.name} first", err=True)
+        try:
+            plan, _result = build_project(project, matrix, engine, progress=BuildProgress(False), no_cache=False)
+        except BuildError as exc:
+            report_build_error(exc)
+            raise SystemExit(1) from exc
+        image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
+    return image_tag, labels
 
 
 def check_run_options(project, gpu_spec: str, shm_size: str | None, ulimits) -> None:
