@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from cudaenv.project import Project
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-PLUGIN_DIRS = ("/usr/local/lib/docker/cli-plugins", "/usr/local/libexec/docker/cli-plugins",
-               "/usr/lib/docker/cli-plugins", "/usr/libexec/docker/cli-plugins")
 ENV_PREFIXES = ("CUDAENV_", "DOCKER_", "BUILDKIT_", "BUILDX_")
 
 
@@ -66,18 +64,6 @@ def _tree(digest, label: str, top: str, *, contents: bool) -> None:
             (_file if contents else _stat)(digest, f"{label}:{os.path.relpath(path, top)}", path)
 
 
-def builder_inputs(digest, environ) -> None:
-    """What `find_cli_builder` looks at: the docker CLIs on PATH and the buildx plugin locations."""
-    digest.update(f"PATH\0{environ.get('PATH', '')}\0".encode())
-    for directory in environ.get("PATH", "").split(os.pathsep):
-        if directory:
-            _stat(digest, f"cli:{directory}", os.path.join(directory, "docker"))
-    config = environ.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
-    for directory in (os.path.join(config, "cli-plugins"), *PLUGIN_DIRS):
-        _stat(digest, f"plugins:{directory}", directory)
-        _stat(digest, f"buildx:{directory}", os.path.join(directory, "docker-buildx"))
-
-
 def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
     """The hash of everything the project's image tag depends on (see the module docstring)."""
     from cudaenv.matrix import _overlay_paths
@@ -104,7 +90,9 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
             digest.update(f"env:{name}\0{env[name]}\0".encode())
     _file(digest, "netrc", env.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc"))
     digest.update(f"user\0{os.getuid()}:{os.getgid()}\0".encode())
-    builder_inputs(digest, env)
+    from cudaenv.engine.buildkit_probe import probe_inputs
+
+    probe_inputs(digest, env)  # whether BuildKit is there decides parts of the Dockerfile
     return digest.hexdigest()[:32]
 
 
