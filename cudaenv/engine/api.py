@@ -52,8 +52,15 @@ def endpoint(environ: dict | None = None) -> tuple[str, str | tuple[str, int]] |
     return None  # ssh://, npipe://, fd://
 
 
-def get(path: str, environ: dict | None = None) -> tuple[int, object]:
-    """(HTTP status, decoded JSON body) of ``GET path``; Unavailable when it cannot be asked."""
+class ApiError(Exception):
+    """The engine answered with an error status: ``explanation`` is its message."""
+
+    def __init__(self, status: int, explanation: str) -> None:
+        super().__init__(f"{status} Server Error: ({explanation})")
+        self.status_code, self.explanation = status, explanation
+
+
+def _connect(environ: dict | None, timeout: float | None):
     where = endpoint(environ)
     if where is None:
         raise Unavailable("endpoint needs the SDK")
@@ -63,29 +70,193 @@ def get(path: str, environ: dict | None = None) -> tuple[int, object]:
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         else:
             conn = socket.socket(socket.AF_INET6 if ":" in address[0] else socket.AF_INET, socket.SOCK_STREAM)
-        with conn:
-            conn.settimeout(TIMEOUT)
-            conn.connect(address)
-            conn.sendall(f"GET {path} HTTP/1.0\r\nHost: docker\r\nUser-Agent: cudaenv\r\n\r\n".encode("ascii"))
+        conn.settimeout(timeout)
+        conn.connect(address)
+    except OSError as exc:
+        raise Unavailable(str(exc)) from exc
+    return conn
+
+
+def _send(conn, method: str, path: str, body: object = None) -> None:
+    data = b"" if body is None else json.dumps(body).encode("utf-8")
+    head = f"{method} {path} HTTP/1.0\r\nHost: docker\r\nUser-Agent: cudaenv\r\n"
+    if body is not None:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+    conn.sendall(head.encode("ascii") + b"\r\n" + data)
+
+
+def _head(raw: bytes) -> tuple[int, bytes, bytes]:
+    """(status, the header block, what came after it) of a response's start."""
+    head, sep, rest = raw.partition(b"\r\n\r\n")
+    status_line = head.split(b"\r\n", 1)[0].split()
+    if not sep or len(status_line) < 2 or not status_line[1].isdigit():
+        raise Unavailable("not an HTTP response")
+    if b"transfer-encoding: chunked" in head.lower():
+        raise Unavailable("chunked response to an HTTP/1.0 request")
+    return int(status_line[1]), head, rest
+
+
+def request(method: str, path: str, body: object = None, *, environ: dict | None = None,
+            timeout: float | None = TIMEOUT) -> tuple[int, object]:
+    """(HTTP status, decoded JSON body or None) of one request; Unavailable when it cannot be
+    asked, TimeoutError when ``timeout`` passes before the answer."""
+    conn = _connect(environ, timeout)
+    with conn:
+        try:
+            _send(conn, method, path, body)
             chunks = []
             while True:  # HTTP/1.0: the engine closes the connection after the body
                 data = conn.recv(65536)
                 if not data:
                     break
                 chunks.append(data)
-    except OSError as exc:
-        raise Unavailable(str(exc)) from exc
-    head, sep, body = b"".join(chunks).partition(b"\r\n\r\n")
-    status_line = head.split(b"\r\n", 1)[0].split()
-    if not sep or len(status_line) < 2 or not status_line[1].isdigit():
-        raise Unavailable("not an HTTP response")
-    status = int(status_line[1])
-    if b"chunked" in head.lower():
-        raise Unavailable("chunked response to an HTTP/1.0 request")
+        except socket.timeout as exc:
+            raise TimeoutError(path) from exc
+        except OSError as exc:
+            raise Unavailable(str(exc)) from exc
+    status, _head_block, payload = _head(b"".join(chunks))
+    if not payload.strip():
+        return status, None
     try:
-        return status, json.loads(body) if body.strip() else None
-    except ValueError as exc:
-        raise Unavailable("not JSON") from exc
+        return status, json.loads(payload)
+    except ValueError:
+        if status >= 400:
+            return status, {"message": payload.decode("utf-8", "replace").strip()}
+        raise Unavailable("not JSON") from None
+
+
+def checked(method: str, path: str, body: object = None, *, ok: tuple[int, ...] = (200, 201, 204),
+            timeout: float | None = TIMEOUT) -> object:
+    """The JSON answer of a request that must succeed; ApiError with the engine's message if not."""
+    status, answer = request(method, path, body, timeout=timeout)
+    if status not in ok:
+        message = answer.get("message") if isinstance(answer, dict) else None
+        raise ApiError(status, str(message or answer or status))
+    return answer
+
+
+def get(path: str, environ: dict | None = None) -> tuple[int, object]:
+    """(HTTP status, decoded JSON body) of ``GET path``; Unavailable when it cannot be asked."""
+    return request("GET", path, environ=environ)
+
+
+def stream_logs(container_id: str, on_output, *, tty: bool) -> None:
+    """Follow a container's stdout and stderr until it exits, handing each piece to ``on_output``
+    (the engine frames them, 8-byte headers, unless the container has a TTY).
+
+    A follower can be let go a moment before the last lines of a quick container reach its log,
+    so once the stream ends the whole log is read again and whatever the stream had not yet
+    delivered is handed on: the output is complete and nothing is repeated."""
+    delivered = _logs(container_id, on_output, tty=tty, follow=True, skip=0)
+    _logs(container_id, on_output, tty=tty, follow=False, skip=delivered)
+
+
+def _logs(container_id: str, on_output, *, tty: bool, follow: bool, skip: int) -> int:
+    """Hand on the log's bytes after the first ``skip``; how many bytes the log held in all."""
+    conn = _connect(None, None)
+    seen = 0
+
+    def deliver(piece: bytes) -> None:
+        nonlocal seen
+        fresh = piece[max(0, skip - seen):]
+        seen += len(piece)
+        if fresh:
+            on_output(fresh)
+
+    with conn:
+        _send(conn, "GET", f"/containers/{quote(container_id)}/logs?follow={int(follow)}&stdout=1&stderr=1")
+        buffer = b""
+        while b"\r\n\r\n" not in buffer:
+            data = conn.recv(65536)
+            if not data:
+                raise Unavailable("the log stream closed before it started")
+            buffer += data
+        status, _block, buffer = _head(buffer)
+        if status != 200:
+            raise Unavailable(f"logs answered {status}")
+        while True:
+            if tty:
+                if buffer:
+                    deliver(buffer)
+                    buffer = b""
+            else:
+                while len(buffer) >= 8:
+                    size = int.from_bytes(buffer[4:8], "big")
+                    if len(buffer) < 8 + size:
+                        break
+                    if size:
+                        deliver(buffer[8:8 + size])
+                    buffer = buffer[8 + size:]
+            data = conn.recv(65536)
+            if not data:
+                return seen
+            buffer += data
+
+
+def container_body(spec) -> dict:
+    """The Engine API's create body for a ContainerSpec: what the docker SDK's
+    ``containers.create(**create_kwargs(spec))`` sends (the tests compare the two containers)."""
+    host: dict = {"Init": spec.init, "NetworkMode": "default"}
+    if spec.mounts:
+        host["Mounts"] = [{"Target": m.target, "Source": str(m.source), "Type": "bind", "ReadOnly": m.read_only}
+                          for m in spec.mounts]
+    if spec.gpus is not None:
+        request_ = {"Driver": "nvidia", "Capabilities": [list(spec.gpus.capabilities)], "Options": {}}
+        if spec.gpus.device_ids:
+            request_["DeviceIDs"] = list(spec.gpus.device_ids)
+        else:
+            request_["Count"] = spec.gpus.count if spec.gpus.count is not None else -1
+        host["DeviceRequests"] = [request_]
+    if spec.shm_size:
+        host["ShmSize"] = parse_bytes(spec.shm_size)
+    if spec.ipc_mode:
+        host["IpcMode"] = spec.ipc_mode
+    if spec.ulimits:
+        host["Ulimits"] = [{"Name": name, "Soft": soft, "Hard": hard} for name, (soft, hard) in sorted(spec.ulimits.items())]
+    body: dict = {
+        "Image": spec.image, "Cmd": list(spec.command) or None,
+        "Env": [f"{k}={v}" for k, v in dict(spec.env).items()], "Labels": dict(spec.labels),
+        "Tty": spec.tty, "OpenStdin": spec.stdin_open, "StdinOnce": False,
+        "AttachStdin": False, "AttachStdout": False, "AttachStderr": False, "HostConfig": host,
+    }
+    if spec.working_dir:
+        body["WorkingDir"] = spec.working_dir
+    if spec.user:
+        body["User"] = spec.user
+    if spec.ports:
+        body["ExposedPorts"] = {_port_key(port): {} for port in spec.ports}
+        host["PortBindings"] = {_port_key(port): [_binding(value)] for port, value in spec.ports.items()}
+    return body
+
+
+def _port_key(port) -> str:
+    key = str(port)
+    return key if "/" in key else f"{key}/tcp"
+
+
+def _binding(value) -> dict:
+    if isinstance(value, tuple):
+        return {"HostIp": value[0], "HostPort": str(value[1])}
+    return {"HostIp": "", "HostPort": "" if value is None else str(value)}
+
+
+_UNITS = {"b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+
+
+def parse_bytes(text) -> int:
+    """``"8g"`` -> bytes, read exactly as the docker SDK reads a size."""
+    if isinstance(text, (int, float)):
+        return int(text)
+    if not text:
+        return 0
+    if text[-2:-1].isalpha() and text[-1] in "bB":
+        text = text[:-1]
+    suffix = text[-1].lower()
+    digits = text if suffix.isdigit() else text[:-1]
+    try:
+        return int(float(digits) * _UNITS["b" if suffix.isdigit() else suffix])
+    except (KeyError, ValueError):
+        raise Unavailable(f"size {text!r}") from None  # the SDK words the error
 
 
 def container_list(label: str, *, running_only: bool = False, environ: dict | None = None) -> list[dict]:

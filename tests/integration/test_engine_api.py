@@ -54,3 +54,41 @@ def test_ps_reads_containers_without_the_docker_sdk_or_click(labelled):
             "assert 'docker' not in sys.modules and 'click' not in sys.modules, 'SDK or click imported'\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_container_created_through_the_socket_equals_one_the_sdk_creates(engine, standin_image, tmp_path):
+    from cudaenv.engine import ContainerSpec, Mount
+    from cudaenv.engine.docker_engine import create_kwargs
+
+    spec = ContainerSpec(
+        image=standin_image, command=("sh", "-c", "true"), env={"A": "1", "B": "two words"},
+        labels={"io.cudaenv.test-api": "create"}, mounts=(Mount(tmp_path, "/workspace", read_only=True),),
+        working_dir="/workspace", user="1000:1000", shm_size="192m", ipc_mode="private",
+        ulimits={"stack": (67108864, 67108864), "nofile": (1024, 2048)},
+        ports={"8888/tcp": ("127.0.0.1", 18888), "9000/udp": None, "7000/tcp": 17000},
+    )
+    by_socket = engine.inspect(engine.create(spec))
+    by_sdk = engine.client.containers.create(**create_kwargs(spec)).attrs
+    try:
+        for key in ("Image", "Cmd", "Env", "Labels", "WorkingDir", "User", "ExposedPorts", "Tty", "OpenStdin"):
+            assert by_socket["Config"].get(key) == by_sdk["Config"].get(key), key
+        for key in ("Init", "Mounts", "ShmSize", "IpcMode", "Ulimits", "PortBindings", "NetworkMode", "DeviceRequests"):
+            assert by_socket["HostConfig"].get(key) == by_sdk["HostConfig"].get(key), key
+    finally:
+        for container_id in (by_socket["Id"], by_sdk["Id"]):
+            engine.remove(container_id)
+
+
+def test_run_does_not_load_the_docker_sdk(standin_image):
+    """The whole foreground lifecycle (create, start, output, wait, remove) on the socket."""
+    code = ("import sys\nfrom cudaenv.engine import ContainerSpec, get_engine\nfrom cudaenv.cli.run_cmd import _foreground\n"
+            f"engine = get_engine()\ncid = engine.create(ContainerSpec(image={standin_image!r}, "
+            "command=('sh', '-c', 'echo out; echo err >&2; printf last; exit 5')))\n"
+            "code = _foreground(engine, cid)\nsys.stdout.flush()\n"
+            "assert code == 5, code\nassert 'docker' not in sys.modules, 'docker SDK imported'\n"
+            "import docker.errors\n"
+            "try:\n    engine.client.containers.get(cid)\nexcept docker.errors.NotFound:\n    pass\n"
+            "else:\n    raise AssertionError('container left behind')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.split()) == ["err", "last", "out"]  # both streams, the unterminated line too
