@@ -36,7 +36,6 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
     from cudaenv.runopts import parse_env, parse_ports
     from cudaenv.engine import get_engine
-    from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
 
     project = load_project(directory)
@@ -44,17 +43,19 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
         from dataclasses import replace
 
         project = replace(project, run=replace(project.run, jupyter=True))
-    matrix = load_matrix()
     engine = get_engine()
     gpu_spec = gpus or project.run.gpus
     # every option is checked before anything is built: a typo must not cost a build first
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
     check_run_options(project, gpu_spec, shm_size, ulimits)
 
-    image_tag, labels = _current_image(project, matrix, engine, rebuild=rebuild)
+    image_tag, labels = _current_image(project, engine, rebuild=rebuild)
 
     if gpu_spec != "none":
+        from cudaenv.matrix import load_matrix
         from cudaenv.target import resolve_target
+
+        matrix = load_matrix()
 
         host = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=()).host  # CUDAENV_* or detected
         stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
@@ -73,7 +74,7 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
     return engine, container_id, spec.name
 
 
-def _current_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
+def _current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
     """The tag and labels of the project's current image, built first when there is none.
 
     When every input of the image is as it was the last time its tag was worked out
@@ -88,7 +89,9 @@ def _current_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict
         labels = engine.image_labels(recorded)
         if labels is not None:
             return recorded, labels
-    image_tag, labels = _checked_image(project, matrix, engine, rebuild=rebuild)
+    from cudaenv.matrix import load_matrix
+
+    image_tag, labels = _checked_image(project, load_matrix(), engine, rebuild=rebuild)
     if image_key.inputs_key(project, jupyter=project.run.jupyter) == key:  # nothing changed while checking (a relock changes the lock)
         image_key.remember(project, key, image_tag)
     return image_tag, labels

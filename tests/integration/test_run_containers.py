@@ -505,10 +505,10 @@ def test_a_current_image_is_found_from_its_recorded_inputs_without_rendering(unb
     assert run_in(unbuilt, "true").returncode == 0  # locks and builds (the lock it writes is a new input)
     assert run_in(unbuilt, "true").returncode == 0  # checks in full, and records the tag for these inputs
     code = ("import sys\nfrom cudaenv.cli.run_cmd import _current_image\nfrom cudaenv.engine import get_engine\n"
-            "from cudaenv.matrix import load_matrix\nfrom cudaenv.project import load_project\n"
-            "tag, labels = _current_image(load_project(sys.argv[1]), load_matrix(), get_engine(), rebuild=False)\n"
+            "from cudaenv.project import load_project\n"
+            "tag, labels = _current_image(load_project(sys.argv[1]), get_engine(), rebuild=False)\n"
             "print(tag)\n"
-            "for heavy in ('cudaenv.cli.build_cmd', 'cudaenv.render', 'jinja2', 'docker'):\n"
+            "for heavy in ('cudaenv.cli.build_cmd', 'cudaenv.render', 'jinja2', 'docker', 'cudaenv.matrix.model'):\n"
             "    assert heavy not in sys.modules, heavy + ' imported'\n")
     proc = subprocess.run([sys.executable, "-c", code, str(unbuilt.root)], capture_output=True, text=True, env=cli_env())
     assert proc.returncode == 0, proc.stderr
