@@ -43,10 +43,12 @@ def _human(seconds: int | None) -> str:
 def _gpu_memory_by_container() -> dict[str, dict[int, int]] | None:
     """12-digit container ID -> {GPU index: MiB} from NVML; None where NVML is not there (checked
     cheaply first, so hosts without an NVIDIA driver never import it)."""
-    from cudaenv.monitor.nvml import NvmlUnavailable, probably_available, session
+    from cudaenv.monitor.probe import probably_available
 
     if not probably_available():
         return None
+    from cudaenv.monitor.nvml import NvmlUnavailable, session
+
     from cudaenv.monitor.sample import memory_by_container, take_sample
 
     try:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from cudaenv.errors import CudaenvError
+from cudaenv.monitor.probe import MODULE_HOOK, probably_available  # noqa: F401 - re-exported
 
-MODULE_HOOK = "CUDAENV_NVML_MODULE"
 MIB = 1024 * 1024
 
 
@@ -84,18 +84,6 @@ def load_module() -> ModuleType | None:
     except ImportError:
         return None
     return pynvml
-
-
-def probably_available() -> bool:
-    """Cheap guess, without importing pynvml: is there a loaded NVIDIA driver (or the test hook)?
-    ``cudaenv ps`` asks this first so that hosts without a GPU never pay for NVML."""
-    if os.environ.get(MODULE_HOOK):
-        return True
-    if not os.path.exists("/proc/driver/nvidia/version"):
-        return False
-    import importlib.util
-
-    return importlib.util.find_spec("pynvml") is not None
 
 
 @contextlib.contextmanager
