@@ -88,7 +88,7 @@ def find_cli_builder() -> CliBuilder | None:
 
     key = buildkit_probe.probe_key()
     remembered = buildkit_probe.recall(key)
-    if remembered is not buildkit_probe._MISS:
+    if remembered is not buildkit_probe.MISS:
         return None if remembered is None else CliBuilder(*remembered)
     found = None
     for cli in _cli_candidates():

@@ -54,30 +54,30 @@ def probe_key(environ=None) -> str:
     return digest.hexdigest()[:32]
 
 
-_MISS = object()
+MISS = object()  # recall() found nothing usable
 
 
 def recall(key: str):
-    """(cli, mode) or None as remembered for ``key``; ``_MISS`` when nothing usable is remembered."""
+    """(cli, mode) or None as remembered for ``key``; ``MISS`` when nothing usable is remembered."""
     from cudaenv.matrix.cache import _cache_path, private
 
     directory = _cache_path()
     path = os.path.join(directory, _FILE)
     if not (private(directory, directory=True) and private(path, directory=False)):
-        return _MISS
+        return MISS
     try:
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
     except (OSError, ValueError):
-        return _MISS
+        return MISS
     if not isinstance(record, dict) or record.get("key") != key:
-        return _MISS
+        return MISS
     found = record.get("builder")
     if found is None:
         return None
     if isinstance(found, list) and len(found) == 2 and all(isinstance(v, str) for v in found):
         return tuple(found)
-    return _MISS
+    return MISS
 
 
 def remember(key: str, builder: tuple[str, str] | None) -> None:
