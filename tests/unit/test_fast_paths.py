@@ -149,3 +149,16 @@ def test_help_text_names_every_command():
     text = group_help(98)
     for name in COMMANDS:
         assert f"\n  {name} " in text
+
+
+@pytest.mark.parametrize("args,fast", [(["--json"], True), ([], True), (["-a", "--json"], True),
+                                       (["--bogus"], False), (["--help"], False)])
+def test_ps_fails_the_same_with_and_without_click_when_the_engine_is_unreachable(tmp_path, args, fast):
+    env = {"DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}"}
+    code, out, err, click_used = _split(_cli(_FAST, ["ps", *args], tmp_path, env))
+    assert (code, out, err) == _split(_cli(_CLICK, ["ps", *args], tmp_path, env))[:3]
+    assert click_used is not fast
+    if fast:
+        assert code == 1 and "cannot reach the Docker engine" in err
+    if "--json" in args:
+        assert json.loads(out)["error"]["code"] == "engine"
