@@ -101,28 +101,40 @@ def request(method: str, path: str, body: object = None, *, environ: dict | None
     """(HTTP status, decoded JSON body or None) of one request; Unavailable when it cannot be
     asked, TimeoutError when ``timeout`` passes before the answer."""
     conn = _connect(environ, timeout)
-    with conn:
-        try:
-            _send(conn, method, path, body)
-            chunks = []
-            while True:  # HTTP/1.0: the engine closes the connection after the body
-                data = conn.recv(65536)
-                if not data:
-                    break
-                chunks.append(data)
-        except socket.timeout as exc:
-            raise TimeoutError(path) from exc
-        except OSError as exc:
-            raise Unavailable(str(exc)) from exc
-    status, _head_block, payload = _head(b"".join(chunks))
-    if not payload.strip():
-        return status, None
+    sent = False
     try:
-        return status, json.loads(payload)
-    except ValueError:
-        if status >= 400:
-            return status, {"message": payload.decode("utf-8", "replace").strip()}
-        raise Unavailable("not JSON") from None
+        with conn:
+            try:
+                _send(conn, method, path, body)
+            except OSError as exc:
+                raise Unavailable(str(exc)) from exc
+            sent = True
+            try:
+                chunks = []
+                while True:  # HTTP/1.0: the engine closes the connection after the body
+                    data = conn.recv(65536)
+                    if not data:
+                        break
+                    chunks.append(data)
+            except socket.timeout as exc:
+                raise TimeoutError(path) from exc
+            except OSError as exc:
+                raise Unavailable(str(exc)) from exc
+        status, _head_block, payload = _head(b"".join(chunks))
+        if not payload.strip():
+            return status, None
+        try:
+            return status, json.loads(payload)
+        except ValueError:
+            if status >= 400:
+                return status, {"message": payload.decode("utf-8", "replace").strip()}
+            raise Unavailable("not JSON") from None
+    except Unavailable as exc:
+        if method == "GET" or not sent:
+            raise
+        # The engine may have acted on it: asking again through the SDK could act twice (two
+        # containers), so this is the engine's error, not a reason to fall back.
+        raise ApiError(0, f"no readable answer from the engine to {method} {path.split('?')[0]}: {exc}") from exc
 
 
 def checked(method: str, path: str, body: object = None, *, ok: tuple[int, ...] = (200, 201, 204),

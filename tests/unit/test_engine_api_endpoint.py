@@ -41,3 +41,36 @@ def test_quote_encodes_like_urllib_with_nothing_safe():
 
     for text in ('{"label": ["io.cudaenv.managed=true"]}', "registry:5000/a/b:tag", "ü ?&#%", "cudaenv/x:0f"):
         assert quote(text) == urllib_quote(text, safe="")
+
+
+def _one_answer_server(path, answer: bytes):
+    """A unix socket that reads one request, writes ``answer`` and hangs up (a broken engine)."""
+    import socket
+    import threading
+
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(answer)
+        server.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_an_unreadable_answer_to_a_read_lets_the_sdk_ask_again(tmp_path):
+    _one_answer_server(tmp_path / "e.sock", b"garbage")
+    with pytest.raises(Unavailable):
+        get("/containers/json", {"DOCKER_HOST": f"unix://{tmp_path / 'e.sock'}"})
+
+
+def test_an_unreadable_answer_to_a_change_is_an_error_never_a_second_try(tmp_path):
+    from cudaenv.engine.api import ApiError, request
+
+    _one_answer_server(tmp_path / "e.sock", b"garbage")
+    with pytest.raises(ApiError, match="no readable answer from the engine to POST /containers/create"):
+        request("POST", "/containers/create?name=x", {"Image": "x"}, environ={"DOCKER_HOST": f"unix://{tmp_path / 'e.sock'}"})
