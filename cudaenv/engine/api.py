@@ -213,12 +213,10 @@ def container_body(spec) -> dict:
         host["Mounts"] = [{"Target": m.target, "Source": str(m.source), "Type": "bind", "ReadOnly": m.read_only}
                           for m in spec.mounts]
     if spec.gpus is not None:
-        request_ = {"Driver": "nvidia", "Capabilities": [list(spec.gpus.capabilities)], "Options": {}}
-        if spec.gpus.device_ids:
-            request_["DeviceIDs"] = list(spec.gpus.device_ids)
-        else:
-            request_["Count"] = spec.gpus.count if spec.gpus.count is not None else -1
-        host["DeviceRequests"] = [request_]
+        ids = list(spec.gpus.device_ids)  # the SDK's DeviceRequest: every key, count 0 with ids
+        count = 0 if ids else (spec.gpus.count if spec.gpus.count is not None else -1)
+        host["DeviceRequests"] = [{"Driver": "nvidia", "Count": count, "DeviceIDs": ids,
+                                   "Capabilities": [list(spec.gpus.capabilities)], "Options": {}}]
     if spec.shm_size:
         host["ShmSize"] = parse_bytes(spec.shm_size)
     if spec.ipc_mode:

@@ -56,11 +56,13 @@ def test_ps_reads_containers_without_the_docker_sdk_or_click(labelled):
     assert proc.returncode == 0, proc.stderr
 
 
-def test_a_container_created_through_the_socket_equals_one_the_sdk_creates(engine, standin_image, tmp_path):
-    from cudaenv.engine import ContainerSpec, Mount
+@pytest.mark.parametrize("gpus", [None, "all", "ids"])
+def test_a_container_created_through_the_socket_equals_one_the_sdk_creates(engine, standin_image, tmp_path, gpus):
+    from cudaenv.engine import ContainerSpec, GpuRequest, Mount
     from cudaenv.engine.docker_engine import create_kwargs
 
-    spec = ContainerSpec(
+    request = {None: None, "all": GpuRequest(count=-1), "ids": GpuRequest(device_ids=("0", "GPU-1234"))}[gpus]
+    spec = ContainerSpec(gpus=request,
         image=standin_image, command=("sh", "-c", "true"), env={"A": "1", "B": "two words"},
         labels={"io.cudaenv.test-api": "create"}, mounts=(Mount(tmp_path, "/workspace", read_only=True),),
         working_dir="/workspace", user="1000:1000", shm_size="192m", ipc_mode="private",
