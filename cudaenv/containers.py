@@ -8,20 +8,21 @@ containers hold. Everything engine-specific stays behind ``cudaenv.engine``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import re
 import os
-import secrets
 from dataclasses import dataclass
-from pathlib import Path
 
 from cudaenv.engine import ContainerInfo, ContainerSpec, Engine, GpuRequest, Mount
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.matrix import Matrix
-from cudaenv.project import Project
-from cudaenv.resolver import driver as drv
 from cudaenv.runopts import parse_gpus
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # `cudaenv ps` lists containers without loading the matrix or a project
+    from pathlib import Path
+
+    from cudaenv.matrix import Matrix
+    from cudaenv.project import Project
 
 LABEL_MANAGED = "io.cudaenv.managed"
 LABEL_PROJECT = "io.cudaenv.project"
@@ -80,6 +81,8 @@ def allocation_lock():
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "gpu-allocation.lock", "w") as handle:
+        import fcntl
+
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -123,6 +126,8 @@ def check_host_driver(matrix: Matrix, stack: dict, driver: str | None, *, datace
     if driver is None:
         return None
     cuda = stack.get("cuda")
+    from cudaenv.resolver import driver as drv
+
     forward = stack.get("driver_compatibility") == drv.FORWARD
     mode = drv.driver_mode(matrix, driver, cuda, all_datacenter=datacenter and forward)
     if mode is not None:
@@ -144,12 +149,16 @@ def run_user() -> tuple[str, dict[str, str]]:
 
 
 def container_name(project: Project) -> str:
+    import secrets
+
     return f"cudaenv-{project.name}-{secrets.token_hex(3)}"
 
 
 def build_spec(project: Project, image: str, image_labels: dict, *, command: tuple[str, ...], gpus: GpuChoice,
                env: dict[str, str], ports: dict[str, int | tuple[str, int] | None], shm_size: str | None, ipc: str | None,
                name: str, tty: bool, interactive: bool, ulimits: tuple[str, ...] = ()) -> ContainerSpec:
+    from pathlib import Path
+
     user, user_env = run_user()
     stack = json.loads(image_labels.get(LABEL_STACK, "{}") or "{}")
     labels = {

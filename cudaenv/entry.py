@@ -1,7 +1,9 @@
-"""The console script's entry point: ``cudaenv --version`` answers before click is imported.
+"""The console script's entry point: the fast paths answer before click is imported.
 
-Everything else goes to ``cudaenv.cli.main``; keeping this module tiny is what makes the fast
-path fast (importing click alone costs about twice the bare interpreter's start-up).
+``--version`` is answered here; ``--help``, ``resolve`` and ``ps`` by ``cudaenv.cli.fast``, which declines
+anything it does not parse exactly as click would. Everything else goes to ``cudaenv.cli.main``.
+Keeping this module tiny is what makes the fast paths fast (importing click alone costs about
+twice the bare interpreter's start-up).
 """
 
 import sys
@@ -14,6 +16,23 @@ def main(argv: list[str] | None = None) -> None:
     if args in (["--version"], ["-V"]):
         sys.stdout.write(f"cudaenv {__version__}\n")
         sys.exit(0)
+    if args and args[0] in ("resolve", "ps", "--help", "-h"):  # = cudaenv.cli.fast.FAST
+        code = _fast(list(args))
+        if code is not None:
+            sys.exit(code)
     from cudaenv.cli import main as cli_main
 
     cli_main(argv)
+
+
+def _fast(args: list[str]) -> int | None:
+    """A fast path's exit code, or None to hand over to click; failures end as click's commands do."""
+    from cudaenv.cli import fast
+
+    try:
+        return fast.main(args)
+    except Exception as exc:
+        from cudaenv.cli.failure import end, wants_json
+
+        end(exc, wants_json(args))
+        raise

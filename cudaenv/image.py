@@ -6,7 +6,7 @@ the rendered Dockerfile and build-context rules, so a changed lock, matrix or cu
 tag — which is how ``cudaenv run`` knows an image is stale. Project code is mounted at run time
 and baked in as the last layer, so editing code does not change the tag.
 
-The Dockerfile starts FROM the project's stack base (``cudaenv.stackbase``) by its content-hash
+The Dockerfile starts FROM the project's stack base (``cudaenv.images.stackbase``) by its content-hash
 name, so the inputs hash changes whenever the base's content does, and every project on one
 stack shares the base by identity.
 """
@@ -25,7 +25,7 @@ from cudaenv.project.lock import Lock, framework_index, index_netrc, python_inde
 from cudaenv.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
-from cudaenv.stackbase import LABEL_BASE_ID, BasePlan, plan_base, with_stack_base
+from cudaenv.images.stackbase import LABEL_BASE_ID, BasePlan, plan_base, with_stack_base
 
 LABEL_PROJECT = "io.cudaenv.project"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"

@@ -105,7 +105,7 @@ class BuildSettings:
     netrc: bool = False  # index credentials are passed as the BuildKit secret "cudaenv_netrc"
     buildkit: bool = True  # cache mounts and secrets need BuildKit
     lock_hash: str = ""
-    # The stack base to start FROM (``cudaenv-base:hash-<content hash>``, see cudaenv.stackbase):
+    # The stack base to start FROM (``cudaenv-base:hash-<content hash>``, see cudaenv.images.stackbase):
     # layers 1-3 prebuilt and shared by identity. None renders them inline (a standalone file).
     stack_base: str | None = None
     stack_base_name: str = ""  # its readable name, for the Dockerfile's comment

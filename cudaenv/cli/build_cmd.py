@@ -20,6 +20,11 @@ DIRECTORY = click.argument("directory", required=False, default=".",
 def buildkit_available(no_buildkit: bool) -> bool:
     if no_buildkit:
         return False
+    from cudaenv.engine import buildkit_probe
+
+    remembered = buildkit_probe.recall(buildkit_probe.probe_key())  # without loading the builders
+    if remembered is not buildkit_probe.MISS:
+        return remembered is not None
     from cudaenv.engine.builders import find_cli_builder
 
     return find_cli_builder() is not None
@@ -187,7 +192,7 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
     ``on_base`` receives the stack base's ``BaseOutcome``. Raises BuildError on failure."""
     from cudaenv.image import plan_image
     from cudaenv.project.lock import current_lock
-    from cudaenv.stackbase import ensure_base
+    from cudaenv.images.stackbase import ensure_base
 
     lock, stale = current_lock(project, matrix)
     if lock is None or stale:

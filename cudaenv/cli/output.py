@@ -6,12 +6,12 @@ stdout; human-readable progress and warnings go to stderr.
 
 from __future__ import annotations
 
-import json
-import re
+import sys
 from collections.abc import Sequence
-from typing import Any
 
-import click
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (`cudaenv ps` does not need it)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 _emitted = False  # whether this process already printed its one JSON value
@@ -19,8 +19,11 @@ _emitted = False  # whether this process already printed its one JSON value
 
 def emit_json(payload: Any) -> None:
     global _emitted
+    import json
+
     _emitted = True
-    click.echo(json.dumps(payload, indent=2, sort_keys=False))
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
 
 
 def json_emitted() -> bool:
@@ -34,13 +37,15 @@ def reset_json() -> None:
 
 
 # "FILE: FIELD: what was expected" is how cudaenv words bad input; pull both out for the JSON object.
-_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?:\[[0-9]+\])?(?:\.[A-Za-z0-9_-]+)*", re.ASCII)
+_FIELD = r"[A-Za-z_][A-Za-z0-9_.-]*(?:\[[0-9]+\])?(?:\.[A-Za-z0-9_-]+)*"  # compiled when an error needs it
 
 
 def error_object(exc: BaseException, *, code: str, message: str | None = None) -> dict:
     """The ``--json`` shape of a failure: ``{"ok": false, "error": {"code", "message", "file",
     "field"}}`` (README, "Exit codes and --json"). ``file``/``field`` come from the exception when
     it carries them, else from cudaenv's "FILE: FIELD: …" wording; None when unknown."""
+    import re
+
     text = message if message is not None else str(exc)
     file = getattr(exc, "file", None) or getattr(exc, "filename", None)
     field = getattr(exc, "field", None)
@@ -50,13 +55,15 @@ def error_object(exc: BaseException, *, code: str, message: str | None = None) -
         "/" in head or head.split(" [")[0].endswith((".toml", ".lock", ".txt", ".json")))
     if file is None and len(parts) > 1 and looks_like_file:
         file = parts[0].split(" [")[0]
-        if field is None and len(parts) > 2 and _FIELD.fullmatch(parts[1]) and " " not in parts[1]:
+        if field is None and len(parts) > 2 and re.fullmatch(_FIELD, parts[1], re.ASCII) and " " not in parts[1]:
             field = parts[1]
     return {"ok": False, "error": {"code": code, "message": text, "file": str(file) if file else None,
                                    "field": field}}
 
 
 def json_option(func):
+    import click  # a decorator: commands that use it import click anyway; printing JSON does not
+
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")(func)
 
 

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from cudaenv.cli.output import emit_json, json_option
-from cudaenv.cli.stack_options import constraints_from_options, stack_options
-from cudaenv.cli.target import resolve_target, target_options
-from cudaenv.matrix import load_matrix
-from cudaenv.resolver import driver as drv
-from cudaenv.resolver.model import FRAMEWORKS, Constraints, Resolution, Stack
-from cudaenv.resolver.resolve import resolve
+from cudaenv.cli.output import json_option
+from cudaenv.cli.resolving import render_resolution, run_resolve  # noqa: F401 - render_resolution re-exported
+from cudaenv.cli.stack_options import stack_options
+from cudaenv.cli.target import target_options
 
 
 @click.command("resolve")
@@ -40,89 +35,6 @@ def resolve_command(directory, driver, gpus, compute_capabilities, no_detect, as
       cudaenv resolve --torch 2.6 --driver 535.104.05 --gpu A100
       cudaenv resolve --tensorflow 2.15 --torch '>=2.1' --gpu T4 --json
     """
-    from cudaenv.project import load_project
-    from cudaenv.project.config import find_config
-
-    project = None
-    if directory is not None:
-        project = load_project(directory)  # bad input is reported before any heavy loading
-    elif find_config(Path(".")) is not None:
-        project = load_project(".")  # the project here, as lock/check/build/run use it
-    from_flags = constraints_from_options(options)
-    if project is None:
-        constraints = from_flags or Constraints()
-    else:
-        constraints = project.constraints if from_flags is None else project.constraints.merged(from_flags)
-    matrix = load_matrix()
-    declared = project.target if project is not None else None
-    if project is not None:
-        from cudaenv.target import project_target
-
-        project_target(matrix, project)  # the project's own [target] errors name its file and key
-    target = resolve_target(
-        matrix, driver=driver or (declared.driver if declared else None),
-        gpus=gpus or (declared.gpus if declared else ()),
-        compute_capabilities=compute_capabilities or (declared.compute_capabilities if declared else ()),
-        detect=not no_detect,
-    )
-    if project is not None:
-        from cudaenv.project.config import resolve_project
-
-        flagged = () if from_flags is None else (
-            tuple(name for name, _ in from_flags.frameworks) + (("os",) if from_flags.os else ()))
-        result = resolve_project(matrix, project, target.host, constraints, from_flags=flagged)
-    else:
-        result = resolve(matrix, constraints, target.host)
-    if as_json:
-        payload = result.as_dict()
-        payload["host"] = target.report()
-        emit_json(payload)
-    else:
-        click.echo(render_resolution(result, target.describe()))
-    click.get_current_context().exit(0 if result.ok else 1)
-
-
-def _framework_line(stack: Stack) -> str:
-    if not stack.frameworks:
-        return "CUDA runtime only (no framework)"
-    main = [f"{n} {v}" for n, v in stack.frameworks if n in FRAMEWORKS]
-    companions = [f"{n} {v}" for n, v in stack.frameworks if n not in FRAMEWORKS]
-    return ", ".join(main) + (f" (with {', '.join(companions)})" if companions else "")
-
-
-def render_resolution(result: Resolution, host_line: str) -> str:
-    lines = [f"target: {host_line}"]
-    if result.ok:
-        s = result.stack
-        cudnn = f", cuDNN {s.cudnn_version}" if s.cudnn_version else ""
-        lines.append(f"✓ {_framework_line(s)}")
-        lines.append(f"  CUDA {s.cuda}{cudnn}, Python {s.python}")
-        from cudaenv.render import flavor_reason
-
-        why = flavor_reason(s)
-        lines.append(f"  image:  {s.base_image} ({s.flavor} flavor: {why})")
-        mode = {drv.NATIVE: "natively", drv.MINOR_VERSION: "through minor-version compatibility",
-                drv.FORWARD: "through forward compatibility (cuda-compat in the image)"}.get(s.driver_compatibility)
-        if mode:
-            lines.append(f"  driver: runs CUDA {s.cuda} {mode}; native needs >= {s.min_driver}")
-        else:
-            lines.append(f"  driver: needs {drv.requirement_text(s.min_driver, s.min_driver_compat)}")
-        if s.compute_capabilities:
-            lines.append(f"  GPUs:   builds carry {', '.join('sm_' + c.replace('.', '') for c in s.compute_capabilities)}")
-        lines.append(f"  valid CUDA here: {', '.join(result.valid_cuda)}")
-        if s.requirements:
-            index = f" --index-url {s.index_urls[0]}" if s.index_urls else ""
-            links = "".join(f" --find-links {u}" for u in s.find_links)
-            lines.append(f"  install: pip install {' '.join(s.requirements)}{index}{links}")
-        for problem in result.problems:
-            lines.append(f"! {problem.message}" + (f" ({problem.fix})" if problem.fix else ""))
-        return "\n".join(lines)
-    lines.append("✗ no stack fits:")
-    fixes = [p for p in result.problems if p.is_fix]
-    for problem in result.problems:
-        if not problem.is_fix:
-            lines.append(f"  - {problem.message}" + (f" ({problem.fix})" if problem.fix else ""))
-    if fixes:
-        lines.append("what would fix it:")
-        lines.extend(f"  → {p.message}" for p in fixes)
-    return "\n".join(lines)
+    code = run_resolve(directory, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
+                       no_detect=no_detect, as_json=as_json, options=options)
+    click.get_current_context().exit(code)

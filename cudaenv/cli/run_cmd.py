@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import datetime
 import json
-import signal
-import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import click
 
-from cudaenv.cli.output import emit_json, json_option, table
+from cudaenv.cli.output import emit_json, json_option
 from cudaenv.errors import BuildError, CudaenvError
 
 DIRECTORY = click.argument("directory", required=False, default=".",
@@ -37,13 +33,9 @@ def run_options(func):
 def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
            jupyter: bool = False):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
-    from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
     from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
     from cudaenv.runopts import parse_env, parse_ports
     from cudaenv.engine import get_engine
-    from cudaenv.image import plan_image, published_base_for
-    from cudaenv.project.lock import current_lock
-    from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
 
     project = load_project(directory)
@@ -51,12 +43,64 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
         from dataclasses import replace
 
         project = replace(project, run=replace(project.run, jupyter=True))
-    matrix = load_matrix()
     engine = get_engine()
     gpu_spec = gpus or project.run.gpus
     # every option is checked before anything is built: a typo must not cost a build first
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
     check_run_options(project, gpu_spec, shm_size, ulimits)
+
+    image_tag, labels = _current_image(project, engine, rebuild=rebuild)
+
+    if gpu_spec != "none":
+        from cudaenv.matrix import load_matrix
+        from cudaenv.target import resolve_target
+
+        matrix = load_matrix()
+
+        host = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=()).host  # CUDAENV_* or detected
+        stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
+        problem = check_host_driver(matrix, stack, host.driver, datacenter=host.all_datacenter)
+        if problem:
+            from cudaenv.containers import IncompatibleHost
+
+            raise IncompatibleHost(problem)
+    with allocation_lock():
+        choice = choose_gpus(gpu_spec, engine)
+        spec = build_spec(project, image_tag, labels, command=tuple(command) or project.run.command, gpus=choice,
+                          env=env_values, ports=port_values, shm_size=shm_size, ipc=ipc,
+                          name=name or container_name(project), tty=tty, interactive=interactive, ulimits=ulimits)
+        spec = within_daemon_limits(engine, project, spec, ulimits)
+        container_id = engine.create(spec)
+    return engine, container_id, spec.name
+
+
+def _current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
+    """The tag and labels of the project's current image, built first when there is none.
+
+    When every input of the image is as it was the last time its tag was worked out
+    (``cudaenv.image_key``), the recorded tag is used as it is: no lock check, no BuildKit probe,
+    no render, and the build command is not even imported. Otherwise the full check runs (and
+    builds when needed), and its answer is recorded for the next run."""
+    from cudaenv import image_key
+
+    key = image_key.inputs_key(project, jupyter=project.run.jupyter)
+    recorded = None if rebuild else image_key.recall(project, key)
+    if recorded is not None:
+        labels = engine.image_labels(recorded)
+        if labels is not None:
+            return recorded, labels
+    from cudaenv.matrix import load_matrix
+
+    image_tag, labels = _checked_image(project, load_matrix(), engine, rebuild=rebuild)
+    if image_key.inputs_key(project, jupyter=project.run.jupyter) == key:  # nothing changed while checking (a relock changes the lock)
+        image_key.remember(project, key, image_tag)
+    return image_tag, labels
+
+
+def _checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
+    from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
+    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.project.lock import current_lock
 
     lock, stale = current_lock(project, matrix)
     image_tag, labels = None, None
@@ -74,25 +118,7 @@ def _start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, c
             report_build_error(exc)
             raise SystemExit(1) from exc
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
-
-    if gpu_spec != "none":
-        from cudaenv.target import resolve_target
-
-        host = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=()).host  # CUDAENV_* or detected
-        stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
-        problem = check_host_driver(matrix, stack, host.driver, datacenter=host.all_datacenter)
-        if problem:
-            from cudaenv.containers import IncompatibleHost
-
-            raise IncompatibleHost(problem)
-    with allocation_lock():
-        choice = choose_gpus(gpu_spec, engine)
-        spec = build_spec(project, image_tag, labels, command=tuple(command) or project.run.command, gpus=choice,
-                          env=env_values, ports=port_values, shm_size=shm_size, ipc=ipc,
-                          name=name or container_name(project), tty=tty, interactive=interactive, ulimits=ulimits)
-        spec = within_daemon_limits(engine, project, spec, ulimits)
-        container_id = engine.create(spec)
-    return engine, container_id, spec.name
+    return image_tag, labels
 
 
 def check_run_options(project, gpu_spec: str, shm_size: str | None, ulimits) -> None:
@@ -137,6 +163,9 @@ OUTPUT_DRAIN_SECONDS = 60.0
 
 def _foreground(engine, container_id: str) -> int:
     """Start, stream output, propagate signals, and remove the container whatever happens."""
+    import signal
+    import threading
+
     interrupts = 0
 
     def forward(signum, _frame):
@@ -182,6 +211,8 @@ def _stream(engine, container_id: str, out) -> None:
 
 
 def _interactive(engine, container_id: str) -> int:
+    import subprocess
+
     try:
         return subprocess.call(engine.interactive_argv(container_id))
     finally:
@@ -274,6 +305,8 @@ def exec_command(name, command) -> None:
     engine = get_engine()
     container = _find_container(engine, name)
     if sys.stdin.isatty() and sys.stdout.isatty():
+        import subprocess
+
         code = subprocess.call(engine.interactive_argv(container.id, exec_command=list(command)))
     else:
         result = engine.exec(container.id, list(command))
@@ -282,83 +315,14 @@ def exec_command(name, command) -> None:
     click.get_current_context().exit(code)
 
 
-def _uptime(started_at: str) -> int | None:
-    if not started_at:
-        return None
-    text = started_at.rstrip("Z").split(".")[0]
-    try:
-        started = datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc)
-    except ValueError:
-        return None
-    return int((datetime.datetime.now(datetime.timezone.utc) - started).total_seconds())
-
-
-def _human(seconds: int | None) -> str:
-    if seconds is None:
-        return "-"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
-def _gpu_memory_by_container() -> dict[str, dict[int, int]] | None:
-    """12-digit container ID -> {GPU index: MiB} from NVML; None where NVML is not there (checked
-    cheaply first, so hosts without an NVIDIA driver never import it)."""
-    from cudaenv.monitor.nvml import NvmlUnavailable, probably_available, session
-
-    if not probably_available():
-        return None
-    from cudaenv.monitor.sample import memory_by_container, take_sample
-
-    try:
-        with session() as nvml:
-            return memory_by_container(take_sample(nvml, None))
-    except NvmlUnavailable:
-        return None
-
-
-def _gpu_memory_cell(usage: dict[str, int]) -> str:
-    return ", ".join(f"GPU {index}: {mib} MiB" for index, mib in usage.items()) or "-"
-
-
 @click.command("ps")
 @click.option("-a", "--all", "show_all", is_flag=True, help="Include exited containers.")
 @json_option
 def ps(show_all: bool, as_json: bool) -> None:
     """Every cudaenv container on this host: project, stack, GPUs held, status, uptime."""
-    from cudaenv.containers import LABEL_DIR, LABEL_GPUS, LABEL_PROJECT, LABEL_STACK, project_containers
-    from cudaenv.engine import get_engine
+    from cudaenv.cli.listing import run_ps
 
-    rows = []
-    gpu_memory = _gpu_memory_by_container()
-    for c in project_containers(get_engine()):
-        if c.status != "running" and not show_all:
-            continue
-        stack = json.loads(c.labels.get(LABEL_STACK) or "{}")
-        uptime = _uptime(c.started_at) if c.status == "running" else None
-        rows.append({
-            "name": c.name, "id": c.id[:12], "project": c.labels.get(LABEL_PROJECT), "project_dir": c.labels.get(LABEL_DIR),
-            "cuda": stack.get("cuda"), "python": stack.get("python"), "frameworks": stack.get("frameworks") or {},
-            "gpus": c.labels.get(LABEL_GPUS, "none"), "status": c.status, "exit_code": c.exit_code,
-            "uptime_seconds": uptime, "image": c.image,
-        })
-        if gpu_memory is not None:  # only where NVML answers: "no GPU memory" and "cannot tell" differ
-            rows[-1]["gpu_memory_mib"] = {str(i): mib for i, mib in sorted(gpu_memory.get(c.id[:12], {}).items())}
-    rows.sort(key=lambda r: (r["project"] or "", r["name"]))
-    if as_json:
-        emit_json({"containers": rows})
-        return
-    if not rows:
-        click.echo("no cudaenv containers" + ("" if show_all else " running (-a shows exited ones)"))
-        return
-    headers = ("NAME", "PROJECT", "STACK", "GPUS", "STATUS", "UPTIME") + (("GPU MEM",) if gpu_memory is not None else ())
-    click.echo(table(headers, [
-        (r["name"], r["project"], ", ".join(f"{k} {v}" for k, v in r["frameworks"].items()) + f" | CUDA {r['cuda']}",
-         r["gpus"], r["status"] + (f" ({r['exit_code']})" if r["exit_code"] is not None else ""), _human(r["uptime_seconds"]))
-        + ((_gpu_memory_cell(r["gpu_memory_mib"]),) if gpu_memory is not None else ())
-        for r in rows
-    ]))
+    click.get_current_context().exit(run_ps(show_all, as_json))
 
 
 @click.command("stop")

@@ -5,12 +5,12 @@ A bare version means ``==`` that version; anything else must be a PEP 440 specif
 
 from __future__ import annotations
 
-import click
-from packaging.specifiers import SpecifierSet
+from typing import TYPE_CHECKING
 
 from cudaenv.errors import UserError
-from cudaenv.resolver.model import FLAVORS, Constraints
-from cudaenv.versions import parse_specifier
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 FRAMEWORK_OPTIONS = ("torch", "torchvision", "torchaudio", "tensorflow", "keras", "jax", "mxnet")
 
@@ -23,7 +23,11 @@ def parse_constraint(value: str | None, where: str) -> SpecifierSet | None:
     if value is None:
         return None
     if value.strip().lower() in ANY:
+        from packaging.specifiers import SpecifierSet
+
         return SpecifierSet()
+    from cudaenv.versions import parse_specifier
+
     spec = parse_specifier(value)
     if spec is None:
         raise UserError(f"{where} {value!r}: expected a version such as 2.6.0 or a PEP 440 specifier such as '>=2.4,<2.7'")
@@ -31,6 +35,10 @@ def parse_constraint(value: str | None, where: str) -> SpecifierSet | None:
 
 
 def stack_options(func):
+    import click  # the decorator only: the fast path (cudaenv.cli.fast) parses without click
+
+    from cudaenv.resolver.model import FLAVORS
+
     for name in reversed(FRAMEWORK_OPTIONS):
         func = click.option(f"--{name}", f"fw_{name}", metavar="SPEC",
                             help=f"{name} version or specifier ('any' for any version).")(func)
@@ -45,6 +53,7 @@ def stack_options(func):
 
 def constraints_from_options(options: dict) -> Constraints | None:
     """The constraints the options state, or None when no stack option was given at all."""
+    from cudaenv.resolver.model import Constraints
     from cudaenv.versions import split_local_build
 
     variant_cuda = None  # --torch ==2.0.1+cu118: the version, and the CUDA of that build variant

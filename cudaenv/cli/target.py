@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import click
-
 from cudaenv.target import Target, resolve_target  # noqa: F401 - re-exported for commands
 
 
 def _not_blank(ctx, param, value):
+    import click
+
     values = value if isinstance(value, tuple) else (value,)
     if any(v is not None and not v.strip() for v in values):
         raise click.BadParameter("must not be empty", ctx=ctx, param=param)
@@ -18,6 +18,8 @@ def target_options(*, fleet: bool = False):
     """Decorator adding the target-host options (``fleet``: several --driver values allowed)."""
 
     def decorate(func):
+        import click  # the decorator only: the fast path (cudaenv.cli.fast) parses without click
+
         func = click.option("--compute-capability", "compute_capabilities", multiple=True, metavar="X.Y",
                             help="A target GPU by compute capability (repeatable), e.g. 8.0.")(func)
         func = click.option("--gpu", "gpus", multiple=True, metavar="NAME", callback=_not_blank,

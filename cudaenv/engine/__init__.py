@@ -11,7 +11,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it the same)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 OutputCallback = Callable[[str], None]
 

@@ -82,12 +82,21 @@ def probe_cli_builder(cli: str) -> CliBuilder | None:
 
 @lru_cache(maxsize=1)
 def find_cli_builder() -> CliBuilder | None:
-    """The first installed docker CLI that offers BuildKit (cached for the process)."""
+    """The first installed docker CLI that offers BuildKit (cached for the process, and on disk
+    while the CLIs, plugins and DOCKER_* environment stay as they are: ``buildkit_probe``)."""
+    from cudaenv.engine import buildkit_probe
+
+    key = buildkit_probe.probe_key()
+    remembered = buildkit_probe.recall(key)
+    if remembered is not buildkit_probe.MISS:
+        return None if remembered is None else CliBuilder(*remembered)
+    found = None
     for cli in _cli_candidates():
-        builder = probe_cli_builder(cli)
-        if builder is not None:
-            return builder
-    return None
+        found = probe_cli_builder(cli)
+        if found is not None:
+            break
+    buildkit_probe.remember(key, (found.cli, found.mode) if found else None)
+    return found
 
 
 def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, iidfile: Path) -> list[str]:

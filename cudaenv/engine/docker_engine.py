@@ -1,20 +1,44 @@
-"""The Docker implementation of ``Engine``: SDK for containers and images, CLI for BuildKit builds."""
+"""The Docker implementation of ``Engine``: SDK for containers and images, CLI for BuildKit builds.
+
+The SDK (with requests and urllib3) is imported on first use, not with this module: listing
+containers and inspecting an image go through ``cudaenv.engine.api`` (plain GETs on the engine's
+socket) where it can, so `cudaenv ps` and an up-to-date `cudaenv run` never load it for those.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
-import docker
-import docker.errors
-import docker.types
-import requests.exceptions
-
 from cudaenv.engine import (BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, ImageInfo, OutputCallback,
                             RunResult)
-from cudaenv.engine.builders import build_with_cli, build_with_sdk, find_cli_builder
 from cudaenv.errors import EngineError, UlimitRefused
+
+def find_cli_builder():
+    """The docker CLI builder to use, or None (``cudaenv.engine.builders``, loaded when building)."""
+    from cudaenv.engine.builders import find_cli_builder as find
+
+    return find()
+
+
+class _OnFirstUse:
+    """A module imported when one of its attributes is first read (``except docker.errors.X``
+    clauses read theirs only when an exception is being matched)."""
+
+    def __init__(self, *names: str) -> None:
+        self._names = names
+
+    def __getattr__(self, attribute: str):
+        for name in self._names:  # the package and the submodules the code below uses
+            importlib.import_module(name)
+        return getattr(importlib.import_module(self._names[0]), attribute)
+
+
+docker = _OnFirstUse("docker", "docker.errors", "docker.types")
+requests = _OnFirstUse("requests", "requests.exceptions")
+
 
 NO_NVIDIA_RUNTIME_HELP = (
     "Docker could not give this container a GPU: no NVIDIA container runtime is configured on this "
@@ -134,6 +158,22 @@ def start_container(container, ulimits: Mapping[str, tuple[int, int]], what: str
         raise EngineError(f"could not start {what}: {exc.explanation or exc}") from exc
 
 
+def container_info(attrs: dict) -> ContainerInfo:
+    """A container as the engine describes it (``inspect``), in cudaenv's terms; the same fields the
+    SDK's Container object reads (``name``, ``status``, ``labels``)."""
+    state = attrs.get("State")
+    status = state.get("Status") if isinstance(state, dict) else state
+    state = state if isinstance(state, dict) else {}
+    started = state.get("StartedAt", "") or ""
+    return ContainerInfo(
+        id=attrs.get("Id", ""), name=(attrs.get("Name") or "").lstrip("/"),
+        image=(attrs.get("Config") or {}).get("Image", ""), status=status,
+        labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
+        started_at=started if started.startswith(("1", "2")) else "",
+        exit_code=state.get("ExitCode") if status == "exited" else None,
+    )
+
+
 class DockerEngine(Engine):
     name = "docker"
 
@@ -143,6 +183,8 @@ class DockerEngine(Engine):
 
     def build(self, request: BuildRequest, on_output: OutputCallback | None = None, *,
               classic: bool = False) -> BuildResult:
+        from cudaenv.engine.builders import build_with_cli, build_with_sdk
+
         _ = self.client  # fail early, with the engine's own message, if the daemon is unreachable
         builder = None if classic else find_cli_builder()
         if builder is not None:
@@ -181,7 +223,7 @@ class DockerEngine(Engine):
         low hard limit), found once by starting ``true`` in ``image`` and remembered per daemon."""
         from cudaenv.engine import limits_memory
 
-        key = f"{os.environ.get('DOCKER_HOST', 'default')}|{self.client.info().get('ID', '')}"
+        key = f"{os.environ.get('DOCKER_HOST', 'default')}|{self._daemon_id()}"
         wanted = {name: value for name, value in ulimits.items()}
         remembered = limits_memory.recall(key, wanted)
         if remembered is not None:
@@ -206,6 +248,13 @@ class DockerEngine(Engine):
         return tuple(refused)
 
     def image_labels(self, image: str) -> dict[str, str] | None:
+        from cudaenv.engine import api
+
+        try:
+            found = api.image_inspect(image)
+            return None if found is None else dict((found.get("Config") or {}).get("Labels") or {})
+        except api.Unavailable:
+            pass  # the SDK below asks again and words any error
         try:
             attrs = self.client.images.get(image).attrs
         except docker.errors.ImageNotFound:
@@ -288,20 +337,107 @@ class DockerEngine(Engine):
         except docker.errors.NotFound as exc:
             raise EngineError(f"no container {container_id!r} (see `cudaenv ps`)") from exc
 
+    # The lifecycle of a `cudaenv run` goes through ``cudaenv.engine.api`` (plain requests on the
+    # engine's socket) where it can, so that running a container does not load the docker SDK; the
+    # SDK path below each one is the fallback (TLS, ssh://, anything the socket reader declines),
+    # and both word their errors the same way.
+
+    def _daemon_id(self) -> str:
+        from cudaenv.engine import api
+
+        try:
+            info = api.checked("GET", "/info")
+            return str(info.get("ID", "")) if isinstance(info, dict) else ""
+        except (api.Unavailable, api.ApiError):
+            return self.client.info().get("ID", "")
+
     def create(self, spec: ContainerSpec) -> str:
+        from cudaenv.engine import api
+
+        try:
+            query = f"?name={api.quote(spec.name)}" if spec.name else ""
+            answer = api.checked("POST", f"/containers/create{query}", api.container_body(spec), ok=(201,))
+            if isinstance(answer, dict) and isinstance(answer.get("Id"), str):
+                return answer["Id"]
+            raise api.Unavailable("create answered without an id")
+        except api.ApiError as exc:
+            if exc.status_code == 404:
+                raise EngineError(f"image {spec.image!r} not found locally; build it first") from exc
+            raise_for_gpu_error(exc)
+            raise EngineError(f"could not create a container from {spec.image!r}: {exc.explanation or exc}") from exc
+        except api.Unavailable:
+            pass
         return self._create(spec).id
 
+    def _inspected(self, container_id: str) -> dict | None:
+        """The container's description through the socket; None when only the SDK can ask."""
+        from cudaenv.engine import api
+
+        try:
+            return api.checked("GET", f"/containers/{api.quote(container_id)}/json")
+        except api.ApiError as exc:
+            if exc.status_code == 404:
+                raise EngineError(f"no container {container_id!r} (see `cudaenv ps`)") from exc
+            return None
+        except api.Unavailable:
+            return None
+
     def start(self, container_id: str) -> None:
+        from cudaenv.engine import api
+
+        try:
+            api.checked("POST", f"/containers/{api.quote(container_id)}/start", ok=(204, 304))
+            return
+        except api.ApiError as exc:
+            attrs = self._inspected(container_id)  # 404: "no container", as the SDK path says
+            ulimits = {u["Name"]: (u["Soft"], u["Hard"])
+                       for u in ((attrs or {}).get("HostConfig") or {}).get("Ulimits") or []}
+            raise_for_gpu_error(exc)
+            raise_for_rlimit_error(exc, ulimits)
+            raise EngineError(f"could not start container {container_id[:12]}: {exc.explanation or exc}") from exc
+        except api.Unavailable:
+            pass
         container = self._container(container_id)
         ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in (container.attrs.get("HostConfig") or {}).get("Ulimits") or []}
         start_container(container, ulimits, f"container {container_id[:12]}")
 
     def stream_output(self, container_id: str, on_output: Callable[[bytes], None]) -> None:
+        from cudaenv.engine import api
+
+        attrs = self._inspected(container_id)
+        if attrs is not None:
+            delivered = []
+
+            def deliver(chunk: bytes) -> None:
+                delivered.append(True)
+                on_output(chunk)
+
+            try:
+                api.stream_logs(attrs["Id"], deliver, tty=bool((attrs.get("Config") or {}).get("Tty")))
+                return
+            except api.Unavailable:
+                if delivered:
+                    raise  # part of the output is out: asking again would repeat it
         for chunk in self._container(container_id).logs(stream=True, follow=True, stdout=True, stderr=True):
             on_output(chunk)
 
     def wait(self, container_id: str, timeout: float | None = None) -> int:
         """The exit code; TimeoutError when ``timeout`` passes first (the container keeps running)."""
+        from cudaenv.engine import api
+
+        try:
+            answer = api.checked("POST", f"/containers/{api.quote(container_id)}/wait", ok=(200,), timeout=timeout)
+            if isinstance(answer, dict) and isinstance(answer.get("StatusCode"), int):
+                return int(answer["StatusCode"])
+        except api.ApiError as exc:
+            if exc.status_code == 404:
+                raise EngineError(f"no container {container_id!r} (see `cudaenv ps`)") from exc
+        except TimeoutError:
+            if timeout is None:
+                raise
+            raise TimeoutError(container_id) from None
+        except api.Unavailable:
+            pass
         try:
             return int(self._container(container_id).wait(timeout=timeout).get("StatusCode", 1))
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
@@ -310,6 +446,15 @@ class DockerEngine(Engine):
             raise TimeoutError(container_id) from exc
 
     def kill(self, container_id: str, signal: str = "SIGTERM") -> None:
+        from cudaenv.engine import api
+
+        try:
+            api.checked("POST", f"/containers/{api.quote(container_id)}/kill?signal={api.quote(signal)}")
+            return
+        except api.ApiError:
+            return  # already gone: nothing left to signal
+        except api.Unavailable:
+            pass
         try:
             self._container(container_id).kill(signal=signal)
         except docker.errors.APIError:
@@ -322,6 +467,19 @@ class DockerEngine(Engine):
             pass
 
     def remove(self, container_id: str) -> None:
+        from cudaenv.engine import api
+
+        try:
+            api.checked("DELETE", f"/containers/{api.quote(container_id)}?v=False&link=False&force=True")
+            return
+        except api.ApiError as exc:
+            if exc.status_code == 404:
+                return
+            if "already in progress" not in str(exc):
+                raise EngineError(f"could not remove container {container_id[:12]}: {exc.explanation or exc}") from exc
+            return
+        except api.Unavailable:
+            pass
         try:
             self.client.containers.get(container_id).remove(force=True)
         except docker.errors.NotFound:
@@ -331,16 +489,14 @@ class DockerEngine(Engine):
                 raise EngineError(f"could not remove container {container_id[:12]}: {exc.explanation or exc}") from exc
 
     def containers(self, label: str, *, running_only: bool = False) -> list[ContainerInfo]:
+        from cudaenv.engine import api
+
+        try:
+            return [container_info(attrs) for attrs in api.container_list(label, running_only=running_only)]
+        except api.Unavailable:
+            pass  # the SDK below asks again and words any error
         found = self.client.containers.list(all=not running_only, filters={"label": label})
-        out = []
-        for c in found:
-            state = c.attrs.get("State", {})
-            out.append(ContainerInfo(
-                id=c.id, name=c.name, image=(c.attrs.get("Config") or {}).get("Image", ""), status=c.status,
-                labels=dict(c.labels), started_at=state.get("StartedAt", "") if state.get("StartedAt", "").startswith(("1", "2")) else "",
-                exit_code=state.get("ExitCode") if c.status == "exited" else None,
-            ))
-        return out
+        return [container_info(c.attrs) for c in found]
 
     def inspect(self, container_id: str) -> dict:
         return self._container(container_id).attrs

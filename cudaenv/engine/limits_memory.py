@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _path() -> Path:
@@ -35,6 +37,8 @@ def recall(key: str, wanted: dict) -> tuple[str, ...] | None:
 
 
 def remember(key: str, wanted: dict, refused: tuple[str, ...]) -> None:
+    import tempfile
+
     path = _path()
     try:
         try:

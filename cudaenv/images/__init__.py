@@ -1,6 +1,6 @@
 """What cudaenv's images hold on disk, counted by layer identity; and removing unused stack bases.
 
-Projects on one stack start FROM the same stack base image (``cudaenv.stackbase``), so its layers
+Projects on one stack start FROM the same stack base image (``cudaenv.images.stackbase``), so its layers
 are stored once however many projects use it. ``docker system df`` cannot show that: it calls
 every layer of an image that another image also lists "shared", even when two images hold copies
 of the same content under different layer IDs (a framework layer built twice). Here a layer is

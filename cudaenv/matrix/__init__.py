@@ -8,49 +8,66 @@ cross-references are checked on the merged result, so an overlay cannot break th
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
-
-from packaging.version import Version
+from typing import TYPE_CHECKING
 
 from cudaenv.errors import MatrixError
-from cudaenv.matrix import model
-from cudaenv.matrix.gpus import normalize_gpu_name
-from cudaenv.resources import matrix_dir
 from cudaenv.versions import major_minor, numeric_key, specifier_contains
+
+if TYPE_CHECKING:  # rows are built by the loader or the cache; this module only names their types
+    from pathlib import Path
+
+    from cudaenv.matrix import model
 
 __all__ = ["Matrix", "MatrixError", "load_matrix", "overlay_dirs"]
 
 
 def overlay_dirs() -> list[Path]:
     """User overlay directories, in the order they apply (later ones win)."""
+    from pathlib import Path
+
+    return [Path(p) for p in _overlay_paths()]
+
+
+def _overlay_paths() -> list[str]:
     explicit = os.environ.get("CUDAENV_MATRIX_PATH")
     if explicit is not None:
-        return [Path(p).expanduser() for p in explicit.split(os.pathsep) if p]
-    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    default = config_home / "cudaenv" / "matrix"
-    return [default] if default.is_dir() else []
+        return [os.path.expanduser(p) for p in explicit.split(os.pathsep) if p]
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    default = os.path.join(config_home, "cudaenv", "matrix")
+    return [default] if os.path.isdir(default) else []
 
 
 @dataclass(frozen=True)
 class Matrix:
-    cuda_majors: tuple[model.CudaMajor, ...] = ()
-    cuda_releases: tuple[model.CudaRelease, ...] = ()
-    driver_branches: tuple[model.DriverBranch, ...] = ()
-    architectures: tuple[model.Architecture, ...] = ()
-    gpus: tuple[model.Gpu, ...] = ()
-    cudnn: tuple[model.CudnnRelease, ...] = ()
-    torch: tuple[model.TorchRelease, ...] = ()
-    tensorflow: tuple[model.TensorflowRelease, ...] = ()
-    jax: tuple[model.JaxRelease, ...] = ()
-    mxnet: tuple[model.MxnetRelease, ...] = ()
-    images: tuple[model.BaseImage, ...] = ()
+    # Rows default through a factory, not a class attribute, so that a matrix read from the cache
+    # can leave a field undecoded until first use (``__getattr__`` below, ``cudaenv.matrix.cache``).
+    cuda_majors: tuple[model.CudaMajor, ...] = field(default_factory=tuple)
+    cuda_releases: tuple[model.CudaRelease, ...] = field(default_factory=tuple)
+    driver_branches: tuple[model.DriverBranch, ...] = field(default_factory=tuple)
+    architectures: tuple[model.Architecture, ...] = field(default_factory=tuple)
+    gpus: tuple[model.Gpu, ...] = field(default_factory=tuple)
+    cudnn: tuple[model.CudnnRelease, ...] = field(default_factory=tuple)
+    torch: tuple[model.TorchRelease, ...] = field(default_factory=tuple)
+    tensorflow: tuple[model.TensorflowRelease, ...] = field(default_factory=tuple)
+    jax: tuple[model.JaxRelease, ...] = field(default_factory=tuple)
+    mxnet: tuple[model.MxnetRelease, ...] = field(default_factory=tuple)
+    images: tuple[model.BaseImage, ...] = field(default_factory=tuple)
     files: tuple[str, ...] = ()  # every file that contributed, shipped first
     revision: str = ""  # content hash of those files: what a lock records
     origins: dict = field(default_factory=dict, compare=False, repr=False)  # (attribute, key) -> file
+
+    def __getattr__(self, name: str):
+        """A field the cache has not decoded yet: decoded now, once (only called for names that
+        are not set; a matrix built by ``__init__`` has every field set)."""
+        pending = self.__dict__.get("_pending")
+        if not pending or name not in pending:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = pending.pop(name)()
+        self.__dict__[name] = value
+        return value
 
     @cached_property
     def memo(self) -> dict:
@@ -84,6 +101,8 @@ class Matrix:
 
     @cached_property
     def _gpu_index(self) -> dict[str, model.Gpu]:
+        from cudaenv.matrix.gpus import normalize_gpu_name
+
         index: dict[str, model.Gpu] = {}
         for gpu in self.gpus:
             for name in (gpu.name, *gpu.aliases):
@@ -133,6 +152,8 @@ class Matrix:
 
 
 def _sort_key(attribute: str):
+    from packaging.version import Version
+
     by_version = {
         "cuda_releases": lambda r: numeric_key(r.version),
         "cudnn": lambda r: (numeric_key(r.version), str(r.cuda)),
@@ -165,14 +186,19 @@ def load_matrix(shipped: Path | None = None, overlays: list[Path] | None = None,
     """
     from cudaenv.matrix import cache
 
-    shipped = shipped or matrix_dir()
-    overlays = overlay_dirs() if overlays is None else overlays
+    if shipped is None:
+        from cudaenv.resources import data_path
+
+        shipped = data_path("matrix")
+    overlays = _overlay_paths() if overlays is None else overlays
     key = cache.cache_key([shipped, *overlays]) if use_cache and cache.enabled() else None
     if key is not None:
         cached = cache.read(key)
         if isinstance(cached, Matrix):
             return cached
-    matrix = _load_uncached(shipped, overlays)
+    from pathlib import Path
+
+    matrix = _load_uncached(Path(shipped), [Path(p) for p in overlays])
     if key is not None:
         from cudaenv.matrix.builds import framework_builds
 
@@ -182,6 +208,8 @@ def load_matrix(shipped: Path | None = None, overlays: list[Path] | None = None,
 
 
 def _load_uncached(shipped: Path, overlays: list[Path]) -> Matrix:
+    import hashlib
+
     from cudaenv.matrix.load import FILES, load_file  # TOML parsing: only when the cache misses
 
     rows: dict[str, dict] = {}  # attribute -> {key: row}

@@ -8,32 +8,45 @@ Set ``CUDAENV_NO_CACHE=1`` to bypass it; ``CUDAENV_CACHE_DIR`` moves it.
 
 The file is data, never code: the matrix is flattened to plain tuples, strings and numbers
 (``marshal`` of those, no pickle), and reading it back only ever builds the row classes named in
-``_CLASSES`` — so a cache in a shared or tampered directory cannot run anything. Even so, a file
+``_classes()`` — so a cache in a shared or tampered directory cannot run anything. Even so, a file
 (or directory) owned by someone else or writable by others is refused, not read.
+
+Each field of the matrix (and each framework's builds) is its own marshalled chunk inside the
+file, decoded on first use: ``cudaenv resolve --torch …`` never builds the JAX rows. The file
+also holds the full text of its key, checked on read, so the short name in the file name only
+has to be unlikely to collide, not impossible (no ``hashlib`` at start-up).
 """
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import stat as stat_module
 import sys
-import tempfile
-from pathlib import Path
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from cudaenv import __version__
 
-FORMAT = 2  # bump when the encoding below changes
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FORMAT = 3  # bump when the encoding below changes
 _SUFFIX = ".marshal"
 
 
-def cache_dir() -> Path:
+def _cache_path() -> str:
     explicit = os.environ.get("CUDAENV_CACHE_DIR")
     if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cudaenv"
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cudaenv")
+
+
+def cache_dir() -> Path:
+    from pathlib import Path
+
+    return Path(_cache_path())
 
 
 def enabled() -> bool:
@@ -43,14 +56,18 @@ def enabled() -> bool:
 CODE = ("model.py", "builds.py", "load.py", "validate.py", "__init__.py", "cache.py")  # what shapes the cached data
 
 
-def cache_key(directories: list[Path]) -> str:
-    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:3]}\0{FORMAT}\0".encode())
-    here = Path(__file__).parent
+_KEYS: dict[str, str] = {}  # short key -> the full text it stands for (this process's keys)
+
+
+def key_text(directories: list) -> str:
+    """Everything the cached matrix depends on, as text: versions, code and matrix file stats."""
+    parts = [f"{__version__}\0{sys.version_info[:3]}\0{FORMAT}"]
+    here = os.path.dirname(__file__)
     for name in CODE:  # an edited cudaenv (a development checkout) never reads a stale cache
-        stat = (here / name).stat()
-        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+        stat = os.stat(os.path.join(here, name))
+        parts.append(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}")
     for directory in directories:
-        digest.update(f"dir:{directory}\0".encode())
+        parts.append(f"dir:{directory}")
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
@@ -58,8 +75,19 @@ def cache_key(directories: list[Path]) -> str:
         for entry in entries:
             if entry.name.endswith(".toml"):
                 stat = entry.stat()
-                digest.update(f"{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    return digest.hexdigest()[:32]
+                parts.append(f"{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}")
+    return "\0".join(parts)
+
+
+def cache_key(directories: list) -> str:
+    """A short name for ``key_text`` (two 32-bit checksums); the file holds the full text."""
+    import zlib
+
+    text = key_text(directories)
+    data = text.encode()
+    key = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+    _KEYS[key] = text
+    return key
 
 
 # --- encoding: dataclass rows and specifier sets to tagged plain data ----------------------------
@@ -168,31 +196,117 @@ def private(path: Path, *, directory: bool) -> bool:
         and not info.st_mode & (stat_module.S_IWGRP | stat_module.S_IWOTH)
 
 
+class _Rows(Mapping):
+    """framework -> its builds, each framework decoded from its chunk on first use."""
+
+    def __init__(self, chunks: dict, decode_chunk) -> None:
+        self._chunks, self._decode, self._done = chunks, decode_chunk, {}
+
+    def __getitem__(self, name: str):
+        if name not in self._done:
+            self._done[name] = self._decode(self._chunks[name], ("memo", name))
+        return self._done[name]
+
+    def __iter__(self):
+        return iter(self._chunks)
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+
+def _fresh(where: tuple[str, str]):
+    """A field (or a framework's builds) from the matrix files, for a chunk that failed to decode."""
+    from cudaenv.matrix import load_matrix
+    from cudaenv.matrix.builds import framework_builds
+
+    matrix = load_matrix(use_cache=False)
+    return framework_builds(matrix)[where[1]] if where[0] == "memo" else getattr(matrix, where[1])
+
+
 def read(key: str):
-    directory = cache_dir()
-    path = directory / f"matrix-{key}{_SUFFIX}"
+    directory = _cache_path()
+    path = os.path.join(directory, f"matrix-{key}{_SUFFIX}")
     if not (private(directory, directory=True) and private(path, directory=False)):
         return None  # missing, or someone else could have written it
     try:
         with open(path, "rb") as handle:
             node = marshal.loads(handle.read())  # one read: marshal.load on a file reads piecemeal
-        return decode(node, _classes())
+        if type(node) is not tuple or len(node) != 6 or node[0] != FORMAT or node[1] != "Matrix":
+            return None
+        _, _, text, fields, extra, builds = node
+        if key in _KEYS and text != _KEYS[key]:
+            return None  # another state whose short key collides with this one
+        if type(fields) is not dict or type(extra) is not dict or not (builds is None or type(builds) is dict):
+            return None
+        if not all(type(v) is bytes for chunks in (fields, extra, builds or {}) for v in chunks.values()):
+            return None
+        classes = _classes()
+        matrix_class = classes["Matrix"]
+        if set(fields) != set(matrix_class.__dataclass_fields__):
+            return None
+
+        def decode_chunk(chunk: bytes, where: tuple[str, str]):
+            try:
+                return decode(marshal.loads(chunk), classes)
+            except Exception:  # damaged after it was written: forget the file, read the TOML
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+                return _fresh(where)
+
+        matrix = object.__new__(matrix_class)  # frozen dataclass: fill __dict__ directly, no __init__ code
+        state = matrix.__dict__
+        state["_pending"] = {}
+        for name, chunk in fields.items():
+            if hasattr(matrix_class, name):  # a default on the class would hide a pending field: decode now
+                state[name] = decode(marshal.loads(chunk), classes)
+            else:
+                state["_pending"][name] = lambda c=chunk, n=name: decode_chunk(c, ("field", n))
+        for name, chunk in extra.items():  # cached properties computed before the write (small)
+            state[name] = decode(marshal.loads(chunk), classes)
+        if builds is not None:
+            memo = state.setdefault("memo", {})
+            if type(memo) is not dict:
+                return None
+            memo["resolver.builds"] = _Rows(builds, decode_chunk)
+        return matrix
     except Exception:  # missing, truncated, foreign or from an incompatible cudaenv: rebuild it
         return None
 
 
 def write(key: str, matrix) -> None:
-    directory = cache_dir()
+    directory = _cache_path()
     try:
-        data = marshal.dumps(encode(matrix, _classes()))
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        classes = _classes()
+        names = tuple(matrix.__dataclass_fields__)
+        fields = {n: marshal.dumps(encode(getattr(matrix, n), classes)) for n in names}
+        extra, builds = {}, None
+        for name, value in vars(matrix).items():
+            if name in names or name.startswith("_"):
+                continue
+            if name == "memo":
+                value = dict(value)
+                found = value.pop("resolver.builds", None)
+                if found is not None:
+                    builds = {fw: marshal.dumps(encode(rows, classes)) for fw, rows in found.items()}
+            extra[name] = marshal.dumps(encode(value, classes))
+        data = marshal.dumps((FORMAT, "Matrix", _KEYS.get(key, ""), fields, extra, builds))
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         if not private(directory, directory=True):
             return  # a directory others can write: not a place for a file this user will trust
-        for stale in [*directory.glob("matrix-*.pickle"), *directory.glob(f"matrix-*{_SUFFIX}")]:
-            stale.unlink(missing_ok=True)
+        import glob
+        import tempfile
+
+        for stale in [*glob.glob(os.path.join(glob.escape(directory), "matrix-*.pickle")),
+                      *glob.glob(os.path.join(glob.escape(directory), f"matrix-*{_SUFFIX}"))]:
+            try:
+                os.unlink(stale)
+            except FileNotFoundError:
+                pass
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")  # mode 0600
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, directory / f"matrix-{key}{_SUFFIX}")
+        os.replace(tmp, os.path.join(directory, f"matrix-{key}{_SUFFIX}"))
     except (OSError, TypeError, ValueError):
         pass

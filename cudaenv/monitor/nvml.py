@@ -26,16 +26,14 @@ test suite points it at a stand-in that answers from recorded NVML readings
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 
 from cudaenv.errors import CudaenvError
+from cudaenv.monitor.probe import MODULE_HOOK, probably_available  # noqa: F401 - re-exported
 
-MODULE_HOOK = "CUDAENV_NVML_MODULE"
 MIB = 1024 * 1024
 
 
@@ -71,6 +69,9 @@ def load_module() -> ModuleType | None:
     """pynvml (or the module the test hook names); None when nvidia-ml-py is not installed."""
     hook = os.environ.get(MODULE_HOOK)
     if hook:
+        import importlib.util
+        from pathlib import Path
+
         path = Path(hook)
         spec = importlib.util.spec_from_file_location("cudaenv_nvml_hook", path)
         if not path.is_file() or spec is None or spec.loader is None:
@@ -83,14 +84,6 @@ def load_module() -> ModuleType | None:
     except ImportError:
         return None
     return pynvml
-
-
-def probably_available() -> bool:
-    """Cheap guess, without importing pynvml: is there a loaded NVIDIA driver (or the test hook)?
-    ``cudaenv ps`` asks this first so that hosts without a GPU never pay for NVML."""
-    if os.environ.get(MODULE_HOOK):
-        return True
-    return Path("/proc/driver/nvidia/version").exists() and importlib.util.find_spec("pynvml") is not None
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CONFIG_FILE = "cudaenv.toml"
+from cudaenv.project.locate import CONFIG_FILE, find_config  # noqa: E402,F401 - re-exported
 
 SCHEMA: dict[str, tuple[str, ...]] = {
     "project": ("name", "python", "requirements"),
@@ -370,19 +370,6 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
                       ulimits=tuple((n, s, h) for n, (s, h) in sorted(ulimits.items())), jupyter=jupyter),
         raw=data,
     )
-
-
-def find_config(root: Path) -> Path | None:
-    """cudaenv.toml wins; else pyproject.toml when it has a [tool.cudaenv] table."""
-    candidate = root / CONFIG_FILE
-    if candidate.is_file():
-        return candidate
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        data, _ = read_config_file(pyproject)
-        if data:
-            return pyproject
-    return None
 
 
 def load_project(directory: str | Path, *, required: bool = True) -> Project:

@@ -501,6 +501,39 @@ def test_run_rebuilds_under_a_new_tag_after_the_lock_inputs_change(unbuilt, engi
     assert "cuda>=11.8" in result.stdout  # the container ran from the new image
 
 
+def test_a_current_image_is_found_from_its_recorded_inputs_without_rendering(unbuilt):
+    assert run_in(unbuilt, "true").returncode == 0  # locks and builds (the lock it writes is a new input)
+    assert run_in(unbuilt, "true").returncode == 0  # checks in full, and records the tag for these inputs
+    code = ("import sys\nfrom cudaenv.cli.run_cmd import _current_image\nfrom cudaenv.engine import get_engine\n"
+            "from cudaenv.project import load_project\n"
+            "tag, labels = _current_image(load_project(sys.argv[1]), get_engine(), rebuild=False)\n"
+            "print(tag)\n"
+            "for heavy in ('cudaenv.cli.build_cmd', 'cudaenv.render', 'jinja2', 'docker', 'cudaenv.matrix.model'):\n"
+            "    assert heavy not in sys.modules, heavy + ' imported'\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(unbuilt.root)], capture_output=True, text=True, env=cli_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == unbuilt.tag
+
+
+def test_a_changed_dockerignore_makes_the_recorded_image_stale_and_run_builds(unbuilt, engine):
+    assert run_in(unbuilt, "true").returncode == 0
+    first_tag = unbuilt.tag
+    assert "building the image" not in run_in(unbuilt, "true").stderr  # recorded and current
+    (unbuilt.root / ".dockerignore").write_text("scratch/\n")
+    result = run_in(unbuilt, "true")
+    assert result.returncode == 0, result.stderr
+    assert "building the image" in result.stderr
+    assert unbuilt.tag != first_tag and unbuilt.tag in image_tags(engine, unbuilt)
+
+
+def test_a_recorded_image_that_was_removed_is_built_again(unbuilt, engine):
+    assert run_in(unbuilt, "true").returncode == 0
+    remove_images(engine, unbuilt.name)
+    result = run_in(unbuilt, "true")
+    assert result.returncode == 0, result.stderr
+    assert "building the image" in result.stderr
+
+
 def test_rebuild_flag_builds_even_a_current_image(unbuilt):
     assert run_in(unbuilt, "true").returncode == 0
     result = run_in(unbuilt, "true", options=("--gpus", "none", "--rebuild"))

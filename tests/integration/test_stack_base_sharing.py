@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cudaenv.errors import EngineError
-from cudaenv.stackbase import LABEL_BASE_ID, LABEL_CONTENT_HASH
+from cudaenv.images.stackbase import LABEL_BASE_ID, LABEL_CONTENT_HASH
 from tests.integration.test_build_images import cudaenv, layers, lock_project, remove_images, write_config
 from tests.support.package_index import serve_index
 

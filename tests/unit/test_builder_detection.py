@@ -96,3 +96,67 @@ def test_buildx_command_loads_image_and_passes_labels_and_secrets(tmp_path):
 )
 def test_split_reference_keeps_registry_port_out_of_the_tag(reference, expected):
     assert builders.split_reference(reference) == expected
+
+
+def counting_docker(directory: Path, calls: Path, *, version: str = "20.10.24", buildx: bool = False) -> Path:
+    """fake_docker that also appends a line to ``calls`` every time it runs."""
+    script = fake_docker(directory, version=version, buildx=buildx)
+    text = script.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho run >> {calls}\n", 1)
+    script.write_text(text)
+    return script
+
+
+@pytest.fixture
+def probe_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUDAENV_DOCKER_CLI", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    return tmp_path
+
+
+def test_the_probe_answer_is_remembered_across_processes(probe_home):
+    calls = probe_home / "calls"
+    cli = counting_docker(probe_home / "bin", calls)
+    assert builders.find_cli_builder() == builders.CliBuilder(str(cli), "buildkit")
+    probed = calls.read_text().count("run")
+    assert probed >= 1
+    builders.find_cli_builder.cache_clear()  # as a new process would start
+    assert builders.find_cli_builder() == builders.CliBuilder(str(cli), "buildkit")
+    assert calls.read_text().count("run") == probed  # answered from the record, the CLI did not run
+
+
+def test_a_changed_cli_is_probed_again(probe_home):
+    calls = probe_home / "calls"
+    counting_docker(probe_home / "bin", calls, version="20.10.24")
+    assert builders.find_cli_builder().mode == "buildkit"
+    builders.find_cli_builder.cache_clear()
+    (probe_home / "bin" / "docker").unlink()
+    counting_docker(probe_home / "bin", calls, version="28.2.2", buildx=True)  # upgraded, with buildx
+    assert builders.find_cli_builder().mode == "buildx"
+
+
+def test_a_buildx_plugin_installed_later_is_noticed(probe_home, monkeypatch):
+    monkeypatch.setenv("DOCKER_CONFIG", str(probe_home / "docker-config"))
+    cli = counting_docker(probe_home / "bin", probe_home / "calls", version="28.2.2", buildx=False)
+    # like the real CLI: buildx works once the plugin file is in $DOCKER_CONFIG/cli-plugins
+    cli.write_text(cli.read_text().replace('if [ "$1" = "buildx" ]; then',
+                                           'if [ "$1" = "buildx" ] && [ -e "$DOCKER_CONFIG/cli-plugins/docker-buildx" ]; '
+                                           'then echo "github.com/docker/buildx v0.12.1"; exit 0; fi\n'
+                                           'if [ "$1" = "buildx" ]; then'))
+    assert builders.find_cli_builder() is None
+    builders.find_cli_builder.cache_clear()
+    plugins = probe_home / "docker-config" / "cli-plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "docker-buildx").write_text("")
+    assert builders.find_cli_builder() == builders.CliBuilder(str(cli), "buildx")
+
+
+def test_a_probe_record_others_can_write_is_ignored(probe_home):
+    calls = probe_home / "calls"
+    counting_docker(probe_home / "bin", calls)
+    builders.find_cli_builder()
+    probed = calls.read_text().count("run")
+    (probe_home / "cache" / "buildkit-probe.json").chmod(0o666)
+    builders.find_cli_builder.cache_clear()
+    builders.find_cli_builder()
+    assert calls.read_text().count("run") > probed

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import cudaenv
 
@@ -21,3 +26,139 @@ def test_the_entry_point_hands_everything_else_to_click():
     proc = subprocess.run([sys.executable, "-m", "cudaenv", "--verbose"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "No such option '--verbose'" in proc.stderr
+
+
+# --- `cudaenv resolve` and `cudaenv --help` without click -------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "torch-classifier"
+_FAST = "import sys\nfrom cudaenv.entry import main\n"
+_CLICK = "import sys\nfrom cudaenv.cli import main\n"
+_RUN = ("try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        "sys.stdout.flush()\nsys.stderr.write('\\n[click imported: %s]' % ('click' in sys.modules))\n"
+        "sys.exit(code)\n")
+
+
+def _cli(prelude: str, args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80", **(env or {})}
+    environ.pop("CUDAENV_DRIVER_VERSION", None)
+    environ.pop("CUDAENV_GPUS", None)
+    return subprocess.run([sys.executable, "-c", prelude + _RUN, *args], capture_output=True, text=True, cwd=cwd,
+                          env=environ)
+
+
+def _split(proc: subprocess.CompletedProcess) -> tuple[int, str, str, bool]:
+    stderr, _, flag = proc.stderr.rpartition("\n[click imported: ")
+    return proc.returncode, proc.stdout, stderr, flag.startswith("True")
+
+
+RESOLVE_CASES = [  # (arguments, whether the fast path answers them itself)
+    (["--torch", "==2.4.1", "--python", "3.11", "--driver", "550.54.15", "--json"], True),
+    (["--torch=2.4.1", "--driver=550.54.15", "--gpu", "A100", "--gpu", "T4"], True),
+    (["--json", "--tensorflow", "2.15", "--torch", ">=2.1", "--gpu", "T4", "--no-detect"], True),
+    (["--torch", "2.6", "--driver", "470.82.01", "--gpu", "A100", "--json"], True),  # no stack: exit 1
+    (["--torch", "9.9.9", "--driver", "550.54.15", "--json"], True),  # unknown version: exit 2
+    (["--driver", "abc", "--torch", "2.4.1"], True),  # bad driver text: exit 2
+    (["--gpu", "NoSuchGPU", "--driver", "550.54.15", "--json"], True),
+    (["--compute-capability", "8.0", "--driver", "535.104.05", "--jax", "any", "--flavor", "wheels"], True),
+    (["--cudnn", "9", "--cuda", ">=12.1", "--os", "ubuntu22.04", "--flavor", "runtime", "--driver", "550.54.15"], True),
+    (["--torch", "==2.0.1+cu118", "--driver", "535.104.05", "--json"], True),
+    ([str(EXAMPLE), "--json"], True),
+    ([str(EXAMPLE), "--torch", "2.5", "--driver", "550.54.15"], True),
+    ([str(EXAMPLE / "cudaenv.toml"), "--json"], False),  # a file, not a directory: click's message
+    (["/no/such/dir", "--json"], False),
+    ([str(EXAMPLE), str(EXAMPLE)], False),  # an extra argument
+    (["--gpu", "", "--driver", "550.54.15", "--json"], False),  # click's "must not be empty"
+    (["--driver", " ", "--json"], False),
+    (["--flavor", "bogus", "--json"], False),
+    (["--driver", "550.54.15", "--driver", "535.104.05", "--json"], False),  # repeated single option
+    (["--torch"], False),  # missing value
+    (["--json=yes"], False),
+    (["--tor", "2.4"], False),  # unknown option
+    (["-h"], False),
+    (["--help"], False),
+    (["--", "--json"], False),
+]
+
+
+@pytest.mark.parametrize("args,fast", RESOLVE_CASES, ids=[" ".join(a)[-60:] for a, _ in RESOLVE_CASES])
+def test_resolve_answers_the_same_with_and_without_click(tmp_path, args, fast):
+    env = {"CUDAENV_CACHE_DIR": str(tmp_path / "cache")}
+    code, out, err, click_used = _split(_cli(_FAST, ["resolve", *args], tmp_path, env))
+    expected = _split(_cli(_CLICK, ["resolve", *args], tmp_path, env))
+    assert (code, out, err) == expected[:3]
+    assert click_used is not fast, "the fast path answered" if not fast else "click was imported"
+    if "--json" in args and "--" not in args:
+        json.loads(out)  # one JSON object on every exit path
+
+
+def test_resolve_reads_a_project_in_the_current_directory_on_the_fast_path(tmp_path):
+    code, out, err, click_used = _split(_cli(_FAST, ["resolve", "--json"], EXAMPLE,
+                                             {"CUDAENV_CACHE_DIR": str(tmp_path)}))
+    assert code == 0, err
+    assert not click_used
+    assert json.loads(out)["stack"]["frameworks"]["torch"].startswith("2.")
+    assert json.loads(out)["host"]["origin"] == "declared"  # the example's [target]
+
+
+def test_the_fast_option_table_is_the_click_commands(monkeypatch):
+    from cudaenv.cli import fast
+    from cudaenv.cli.resolve_cmd import resolve_command
+    from cudaenv.resolver.model import FLAVORS
+
+    table = {}
+    for param in resolve_command.params:
+        if param.param_type_name == "argument":
+            assert param.name == "directory" and param.nargs == 1 and not param.required
+            continue
+        kind = "flag" if param.is_flag else ("many" if param.multiple else "value")
+        for opt in param.opts:
+            table[opt] = (param.name, kind)
+    assert table == fast.resolve_options()
+    assert fast.FLAVORS == FLAVORS
+
+
+def test_a_pyproject_that_never_names_cudaenv_is_not_parsed(tmp_path):
+    from cudaenv.project.locate import find_config
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n[tool.black]\nline-length = 100\n")
+    code = ("import sys\nfrom cudaenv.project.locate import find_config\nassert find_config(sys.argv[1]) is None\n"
+            "assert 'tomllib' not in sys.modules and 'cudaenv.project.config' not in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n[tool.cudaenv.project]\nname = 'x'\n")
+    assert find_config(tmp_path) == tmp_path / "pyproject.toml"
+    (tmp_path / "pyproject.toml").write_text('[tool]\n"cud\\u0061env" = { project = { name = "x" } }\n')
+    assert find_config(tmp_path) == tmp_path / "pyproject.toml"  # spelled with an escape: parsed
+
+
+@pytest.mark.parametrize("columns", ["50", "64", "80", "100", "133", "400"])
+def test_help_is_clicks_help_without_click(tmp_path, columns):
+    fast = _split(_cli(_FAST, ["--help"], tmp_path, {"COLUMNS": columns}))
+    slow = _split(_cli(_CLICK, ["--help"], tmp_path, {"COLUMNS": columns}))
+    assert fast[:3] == slow[:3]
+    assert fast[0] == 0 and "Commands:" in fast[1]
+    assert not fast[3] and slow[3]
+
+
+def test_help_text_names_every_command():
+    from cudaenv.cli.commands import COMMANDS
+    from cudaenv.cli.fast import group_help
+
+    text = group_help(98)
+    for name in COMMANDS:
+        assert f"\n  {name} " in text
+
+
+@pytest.mark.parametrize("args,fast", [(["--json"], True), ([], True), (["-a", "--json"], True),
+                                       (["--bogus"], False), (["--help"], False)])
+def test_ps_fails_the_same_with_and_without_click_when_the_engine_is_unreachable(tmp_path, args, fast):
+    env = {"DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}"}
+    code, out, err, click_used = _split(_cli(_FAST, ["ps", *args], tmp_path, env))
+    assert (code, out, err) == _split(_cli(_CLICK, ["ps", *args], tmp_path, env))[:3]
+    assert click_used is not fast
+    if fast:
+        assert code == 1 and "cannot reach the Docker engine" in err
+    if "--json" in args:
+        assert json.loads(out)["error"]["code"] == "engine"

@@ -11,7 +11,7 @@ from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
 from cudaenv.project.lock import make_lock, read_lock
 from cudaenv.resolver.resolve import resolve
-from cudaenv.stackbase import LABEL_BASE_ID, LABEL_CONTENT_HASH, local_reference
+from cudaenv.images.stackbase import LABEL_BASE_ID, LABEL_CONTENT_HASH, local_reference
 from cudaenv.target import project_target
 
 

@@ -98,3 +98,37 @@ def test_a_symlinked_cache_file_is_not_read(cache_home, tmp_path):
     os.replace(path, elsewhere)
     path.symlink_to(elsewhere)
     assert cache.read(key) is None
+
+
+def test_fields_are_decoded_on_first_use_and_equal_a_fresh_load(cache_home):
+    fresh = load_matrix(use_cache=False)
+    load_matrix()  # writes the cache
+    cached = load_matrix()
+    assert "jax" not in vars(cached) and "torch" not in vars(cached)  # nothing built yet
+    assert cached.torch == fresh.torch
+    assert "torch" in vars(cached) and "jax" not in vars(cached)
+    assert framework_builds(cached)["torch"] == framework_builds(fresh)["torch"]
+
+
+def test_a_damaged_chunk_is_read_from_the_matrix_files_and_the_file_dropped(cache_home):
+    fresh = load_matrix(use_cache=False)
+    load_matrix()
+    path = _cache_file(cache_home)
+    node = list(marshal.loads(path.read_bytes()))
+    node[3] = dict(node[3], jax=marshal.dumps(["D", "Popen", (["ls"],), {}]))  # a class no cache may build
+    path.write_bytes(marshal.dumps(tuple(node)))
+    os.chmod(path, 0o600)
+    cached = load_matrix()
+    assert cached.jax == fresh.jax
+    assert not path.exists()
+
+
+def test_a_file_for_another_state_with_the_same_short_key_is_not_read(cache_home):
+    load_matrix()
+    path = _cache_file(cache_home)
+    key = path.stem.removeprefix("matrix-")
+    node = list(marshal.loads(path.read_bytes()))
+    node[2] = node[2] + "\0another matrix file"
+    path.write_bytes(marshal.dumps(tuple(node)))
+    os.chmod(path, 0o600)
+    assert cache.read(key) is None

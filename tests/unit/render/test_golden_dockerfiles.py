@@ -31,7 +31,8 @@ from pathlib import Path
 import pytest
 
 import cudaenv
-from cudaenv import publish, render, stackbase
+from cudaenv import publish, render
+from cudaenv.images import stackbase
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.matrix import load_matrix
 from cudaenv.render import BuildSettings, build_context, render_dockerfile

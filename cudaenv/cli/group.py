@@ -1,0 +1,57 @@
+"""The click group: every command, parsed by click and imported only when it runs (``_lazy``).
+
+The docker SDK and jinja2 never load for commands that do not need them, and this module (click
+with it) does not load at all for the fast paths in ``cudaenv.cli.fast``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cudaenv import __version__
+from cudaenv.cli._lazy import LazyGroup
+from cudaenv.cli.commands import COMMANDS, GROUP_HELP, MAX_WIDTH
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": MAX_WIDTH},
+    help=GROUP_HELP,
+)
+@click.version_option(__version__, "-V", "--version", prog_name="cudaenv", message="%(prog)s %(version)s")
+def cli() -> None:
+    """The group; its help text is GROUP_HELP (cudaenv.cli.commands)."""
+
+
+def _fail(exc: BaseException, exit_code: int, message: str, code: str, as_json: bool) -> None:
+    from cudaenv.cli.failure import fail
+
+    fail(exc, exit_code, message, code, as_json)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI, turning cudaenv errors into their exit codes and one line."""
+    from cudaenv.cli.failure import end, wants_json
+    from cudaenv.cli.output import reset_json
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(args)
+    reset_json()
+    try:
+        rv = cli.main(args=args, prog_name="cudaenv", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        if as_json:
+            _fail(exc, exc.exit_code, exc.format_message(), "usage", as_json)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # cudaenv's errors, unreadable files, deep nesting: one line, exit 1 or 2
+        end(exc, as_json)
+        raise
+    # In non-standalone mode click returns ctx.exit()'s code; commands signal a clean "no" that way.
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,144 @@
+"""Whether a project's image is current, answered without rendering its Dockerfile.
+
+`cudaenv run` must not run a stale image, and finding the image's tag (``cudaenv.image``) means
+checking the lock, probing the docker CLI for BuildKit and rendering the whole Dockerfile through
+Jinja — most of a second, on every run, to learn that nothing changed. So every input of that
+work is hashed into a small *inputs key*: cudaenv's version and code, the templates' bytes, the
+matrix files (shipped and overlays), the project's configuration, lock, requirement files and
+.dockerignore, the environment that steers the build (``CUDAENV_*``, ``DOCKER_*``, the netrc that
+index credentials may come from, the invoking user) and what decides whether BuildKit is
+available (the docker CLIs on PATH and their plugin directories). After the full check has found
+(or built) the image, the key is recorded next to the image's tag; a later run with the same key
+uses that tag straight away, once the engine confirms the image is still there. Any change to any
+input gives another key, and the full check runs again.
+
+Records live in the user's cache directory (``cudaenv.matrix.cache``) under the same rules as the
+matrix cache: a file or directory someone else could have written is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+from cudaenv import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from cudaenv.project import Project
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+ENV_PREFIXES = ("CUDAENV_", "DOCKER_", "BUILDKIT_", "BUILDX_")
+
+
+def _file(digest, label: str, path: str) -> None:
+    """The file's bytes under a label; a missing file counts as missing, not as empty."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        digest.update(f"{label}\0-\0".encode())
+        return
+    digest.update(f"{label}\0{len(data)}\0".encode() + data)
+
+
+def _stat(digest, label: str, path: str) -> None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        digest.update(f"{label}\0-\0".encode())
+        return
+    digest.update(f"{label}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0".encode())
+
+
+def _tree(digest, label: str, top: str, *, contents: bool) -> None:
+    """Every file under ``top`` (sorted): its bytes, or its size and modification time."""
+    for directory, subdirs, files in sorted(os.walk(top)):
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            path = os.path.join(directory, name)
+            (_file if contents else _stat)(digest, f"{label}:{os.path.relpath(path, top)}", path)
+
+
+def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
+    """The hash of everything the project's image tag depends on (see the module docstring)."""
+    from cudaenv.matrix import _overlay_paths
+    from cudaenv.matrix.cache import key_text
+    from cudaenv.resources import data_path
+
+    env = os.environ if environ is None else environ
+    digest = hashlib.sha256(f"cudaenv {__version__}\0python {sys.version_info[:3]}\0jupyter {jupyter}\0".encode())
+    _tree(digest, "code", _PACKAGE, contents=False)  # a development checkout's edits count too
+    _tree(digest, "templates", data_path("templates"), contents=True)
+    digest.update(key_text([data_path("matrix"), *_overlay_paths()]).encode())  # every matrix file, overlays too
+    root = os.path.abspath(project.root)
+    digest.update(f"root\0{root}\0".encode())
+    if project.config_path is not None:
+        _file(digest, "config", os.path.join(root, project.config_path))
+    _file(digest, "lock", os.path.join(root, "cudaenv.lock"))
+    _file(digest, "dockerignore", os.path.join(root, ".dockerignore"))
+    for relative in project.requirements:
+        _file(digest, f"requirements:{relative}", os.path.join(root, relative))
+    if project.build.ca_cert is not None:
+        _file(digest, "ca_cert", os.path.join(root, project.build.ca_cert))
+    for name in sorted(env):
+        if name.startswith(ENV_PREFIXES) or name in ("NETRC", "HOME"):
+            digest.update(f"env:{name}\0{env[name]}\0".encode())
+    _file(digest, "netrc", env.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc"))
+    digest.update(f"user\0{os.getuid()}:{os.getgid()}\0".encode())
+    from cudaenv.engine.buildkit_probe import probe_inputs
+
+    probe_inputs(digest, env)  # whether BuildKit is there decides parts of the Dockerfile
+    return digest.hexdigest()[:32]
+
+
+# --- the records ---------------------------------------------------------------------------------
+
+
+def _record_path(project: Project) -> tuple[str, str]:
+    from cudaenv.matrix.cache import _cache_path
+
+    directory = os.path.join(_cache_path(), "images")
+    name = hashlib.sha256(os.path.abspath(project.root).encode()).hexdigest()[:24]
+    return directory, os.path.join(directory, f"{name}.json")
+
+
+def recall(project: Project, key: str) -> str | None:
+    """The image tag recorded for this key, or None (no record, another key, or a record that
+    someone else could have written)."""
+    from cudaenv.matrix.cache import private
+
+    directory, path = _record_path(project)
+    if not (private(directory, directory=True) and private(path, directory=False)):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("image"), str):
+        return None
+    return record["image"]
+
+
+def remember(project: Project, key: str, image: str) -> None:
+    """Record that ``image`` is the project's current image for ``key`` (best effort)."""
+    import tempfile
+
+    from cudaenv.matrix.cache import private
+
+    directory, path = _record_path(project)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not private(directory, directory=True):
+            return
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".image-", suffix=".tmp")  # mode 0600
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"key": key, "image": image, "root": os.path.abspath(project.root)}, handle)
+        os.replace(tmp, path)
+    except OSError:
+        pass

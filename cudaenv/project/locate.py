@@ -1,0 +1,50 @@
+"""Whether a directory holds a cudaenv project, answered without parsing what cannot be one.
+
+``cudaenv resolve`` in any directory asks this first; a ``pyproject.toml`` that never mentions
+cudaenv cannot have a ``[tool.cudaenv]`` table, so it is not parsed (nor is a TOML parser loaded);
+TOML syntax errors in such a file are not cudaenv's to report.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CONFIG_FILE = "cudaenv.toml"
+
+
+def _may_name_cudaenv(path: str) -> bool:
+    """False only when the file cannot spell the key (no ``cudaenv``, no escape such as
+    ``\\u0063``) and sets no bare ``tool = …`` (which the full reader reports as an error)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return True  # let the real reader say what is wrong with it
+    if b"cudaenv" in data or b"\\" in data:
+        return True
+    import re
+
+    return re.search(rb"^[ \t]*[\"']?tool[\"']?[ \t]*=", data, re.MULTILINE) is not None
+
+
+def find_config(root: str | os.PathLike) -> Path | None:
+    """cudaenv.toml wins; else pyproject.toml when it has a [tool.cudaenv] table."""
+    candidate = os.path.join(root, CONFIG_FILE)
+    if os.path.isfile(candidate):
+        from pathlib import Path
+
+        return Path(candidate)
+    pyproject = os.path.join(root, "pyproject.toml")
+    if os.path.isfile(pyproject) and _may_name_cudaenv(pyproject):
+        from pathlib import Path
+
+        from cudaenv.project.config import read_config_file
+
+        data, _ = read_config_file(Path(pyproject))
+        if data:
+            return Path(pyproject)
+    return None

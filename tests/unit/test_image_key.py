@@ -1,0 +1,140 @@
+"""The inputs key of a project image: every input of the render changes it, project code does not;
+records are trusted only when private and only for their own key."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cudaenv import image_key
+from cudaenv.project import load_project
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torch-classifier"
+
+
+@pytest.fixture
+def project_dir(tmp_path, monkeypatch):
+    root = tmp_path / "proj"
+    shutil.copytree(EXAMPLE, root)
+    (root / ".dockerignore").write_text("data/\n")
+    (root / "cudaenv.lock").write_text("# the key reads the lock's bytes; their meaning is cudaenv.project.lock's\n")
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUDAENV_MATRIX_PATH", raising=False)
+    return root
+
+
+def key(root: Path, **kwargs) -> str:
+    return image_key.inputs_key(load_project(root), **kwargs)
+
+
+def append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+def test_the_key_is_the_same_when_nothing_changed(project_dir):
+    assert key(project_dir) == key(project_dir)
+
+
+def test_editing_project_code_leaves_the_key_alone(project_dir):
+    before = key(project_dir)
+    (project_dir / "train.py").write_text("print('changed')\n")
+    assert key(project_dir) == before  # code is mounted (and the last layer): the tag does not change
+
+
+@pytest.mark.parametrize("edit", [
+    lambda root: append(root / "cudaenv.toml", "\n# a comment still changes the bytes\n"),
+    lambda root: append(root / "cudaenv.lock", "\n"),
+    lambda root: append(root / ".dockerignore", "logs/\n"),
+    lambda root: (root / ".dockerignore").unlink(),
+    lambda root: append(root / "requirements.txt", "\n"),
+], ids=["config", "lock", "dockerignore", "dockerignore-removed", "requirements"])
+def test_every_project_input_changes_the_key(project_dir, edit):
+    before = key(project_dir)
+    edit(project_dir)
+    assert key(project_dir) != before
+
+
+@pytest.mark.parametrize("name,value", [
+    ("CUDAENV_PYTHON_INDEX", "https://mirror.example/simple"), ("CUDAENV_UID", "4242"),
+    ("DOCKER_HOST", "unix:///run/user/1000/docker.sock"), ("DOCKER_BUILDKIT", "0"),
+    ("CUDAENV_DOCKER_CLI", "/opt/docker/bin/docker"),
+])
+def test_the_build_environment_changes_the_key(project_dir, monkeypatch, name, value):
+    monkeypatch.delenv(name, raising=False)
+    before = key(project_dir)
+    monkeypatch.setenv(name, value)
+    assert key(project_dir) != before
+
+
+def test_index_credentials_in_the_netrc_change_the_key(project_dir, monkeypatch, tmp_path):
+    netrc = tmp_path / "netrc"
+    monkeypatch.setenv("NETRC", str(netrc))
+    before = key(project_dir)
+    netrc.write_text("machine mirror.example login me password secret\n")
+    assert key(project_dir) != before
+
+
+def test_jupyter_changes_the_key(project_dir):
+    assert key(project_dir, jupyter=True) != key(project_dir)
+
+
+def test_a_matrix_overlay_changes_the_key(project_dir, monkeypatch, tmp_path):
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    monkeypatch.setenv("CUDAENV_MATRIX_PATH", str(overlay))
+    before = key(project_dir)
+    (overlay / "torch.toml").write_text("# an overlay row would go here\n")
+    assert key(project_dir) != before
+
+
+def test_templates_code_and_version_change_the_key(project_dir, monkeypatch, tmp_path):
+    templates, package = tmp_path / "templates", tmp_path / "package"
+    shutil.copytree(Path(image_key.__file__).parents[1] / "templates", templates)
+    shutil.copytree(Path(image_key.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = Path(image_key.__file__).parents[1]
+    monkeypatch.setattr("cudaenv.resources.data_path",
+                        lambda name: str(templates) if name == "templates" else str(shipped / name))
+    monkeypatch.setattr(image_key, "_PACKAGE", str(package))
+    before = key(project_dir)
+    append(templates / "Dockerfile.j2", "\n")
+    after_template = key(project_dir)
+    assert after_template != before
+    render = package / "render.py"
+    append(render, "\n")
+    os.utime(render, ns=(1, 1))
+    after_code = key(project_dir)
+    assert after_code != after_template
+    monkeypatch.setattr(image_key, "__version__", "0.0.0-other")
+    assert key(project_dir) != after_code
+
+
+def test_a_docker_cli_appearing_on_path_changes_the_key(project_dir, monkeypatch, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    before = key(project_dir)
+    (bin_dir / "docker").write_text("#!/bin/sh\n")
+    assert key(project_dir) != before
+
+
+def test_a_record_answers_only_for_its_key(project_dir):
+    project = load_project(project_dir)
+    image_key.remember(project, "k1", "cudaenv/proj:abc")
+    assert image_key.recall(project, "k1") == "cudaenv/proj:abc"
+    assert image_key.recall(project, "k2") is None
+    other = load_project(shutil.copytree(project_dir, project_dir.parent / "other"))
+    assert image_key.recall(other, "k1") is None  # records are per project directory
+
+
+def test_a_record_others_can_write_is_ignored(project_dir):
+    project = load_project(project_dir)
+    image_key.remember(project, "k1", "cudaenv/proj:abc")
+    directory, path = image_key._record_path(project)
+    os.chmod(path, 0o666)
+    assert image_key.recall(project, "k1") is None
+    os.chmod(path, 0o600)
+    os.chmod(directory, 0o777)
+    assert image_key.recall(project, "k1") is None
