@@ -87,14 +87,13 @@ class ImagePlan:
 
 
 def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
-               published_base: str | None = None, standalone: bool = False) -> ImagePlan:
+               standalone: bool = False) -> ImagePlan:
     """Render the project's Dockerfile from its lock, FROM its stack base (``standalone``: with
     the base's layers inline instead, one self-contained file).
 
-    ``published_base`` is accepted for earlier callers and changes nothing: a base published by
-    `cudaenv publish` is pulled at build time and named by the same content hash as one built here,
-    so the Dockerfile (and its inputs hash) does not depend on what a registry holds right now."""
-    del published_base
+    A base published by `cudaenv publish` is pulled at build time and named by the same content
+    hash as one built here, so the Dockerfile (and its inputs hash) does not depend on what a
+    registry holds right now."""
     stack = lock.resolved_stack()
     if project.build.ca_cert and not buildkit:
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
@@ -127,12 +126,3 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]
     return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit, netrc, base)
 
-
-def published_base_for(project: Project, matrix: Matrix, lock: Lock) -> str | None:
-    """The published base in the project's base_registry for its locked stack, if one is there
-    (`cudaenv build` looks by itself now: ``stackbase.ensure_base``)."""
-    if not project.build.base_registry:
-        return None
-    from cudaenv.publish import find_published_base
-
-    return find_published_base(matrix, lock.resolved_stack(), project.build.base_registry)

@@ -99,7 +99,7 @@ def _current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
 
 def _checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
     from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
-    from cudaenv.image import plan_image, published_base_for
+    from cudaenv.image import plan_image
     from cudaenv.project.lock import current_lock
 
     lock, stale = current_lock(project, matrix)
@@ -107,8 +107,7 @@ def _checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict
     if lock is not None and not stale and not rebuild:
         from cudaenv.cli.build_cmd import buildkit_available
 
-        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False),
-                          published_base=published_base_for(project, matrix, lock))
+        plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)
     if labels is None:
         click.echo(f"building the image for {project.name} first", err=True)
