@@ -24,17 +24,19 @@ def warn(message: str) -> None:
 def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
            jupyter: bool = False):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
-    from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
-    from cudaenv.runopts import parse_env, parse_ports
     from cudaenv.engine import get_engine
+
+    engine = get_engine()
+    engine.warm_up()  # the engine's own questions travel while the project is read and the image checked
+    from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
     from cudaenv.project import load_project
+    from cudaenv.runopts import parse_env, parse_ports
 
     project = load_project(directory)
     if jupyter and not project.run.jupyter:  # the image with JupyterLab's layer (a tag of its own)
         from dataclasses import replace
 
         project = replace(project, run=replace(project.run, jupyter=True))
-    engine = get_engine()
     gpu_spec = gpus or project.run.gpus
     # every option is checked before anything is built: a typo must not cost a build first
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
