@@ -229,13 +229,13 @@ def run(args: list[str]) -> int | None:
     parsed = parse_run(args)
     if parsed is None:
         return None
-    from pathlib import Path
-
-    from cudaenv.cli.output import reset_json
-    from cudaenv.cli.running import run_attached
-
-    reset_json()
     try:
+        from pathlib import Path
+
+        from cudaenv.cli.output import reset_json
+        from cudaenv.cli.running import run_attached
+
+        reset_json()
         return run_attached(Path(parsed["directory"]), gpus=parsed["gpus"], command=parsed["command"])
     except (KeyboardInterrupt, EOFError):  # as click ends a command it aborts (cudaenv.cli.group.main)
         sys.stderr.write("\nAborted.\n")

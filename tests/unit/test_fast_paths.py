@@ -229,3 +229,23 @@ def test_the_fast_run_parses_only_what_the_click_command_parses_the_same_way():
             if opt.startswith("-") and opt not in fast.RUN_OPTIONS:
                 assert fast.parse_run([opt, "x", "--", "true"]) is None, opt
     assert fast.parse_run(["--", "--gpus", "all"]) == {"directory": ".", "gpus": None, "command": ("--gpus", "all")}
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, EOFError])
+def test_an_interrupted_run_ends_as_clicks_does(tmp_path, monkeypatch, capsys, interrupt):
+    """Ctrl-C before the container's signal handlers are in place: "Aborted.", exit 130, on both paths."""
+    from cudaenv.cli import running
+    from cudaenv.cli.group import main as click_main
+    from cudaenv.entry import main as entry_main
+
+    def interrupted(*_args, **_kwargs):
+        raise interrupt()
+
+    monkeypatch.setattr(running, "run_attached", interrupted)
+    ended = []
+    for main in (entry_main, click_main):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["run", str(tmp_path), "--gpus", "none", "--", "true"])
+        out, err = capsys.readouterr()
+        ended.append((exit_info.value.code, out, err))
+    assert ended[0] == ended[1] == (130, "", "\nAborted.\n")
