@@ -1,7 +1,9 @@
-"""Answers that must not wait for click: ``cudaenv --help``, ``cudaenv resolve`` and ``cudaenv ps``.
+"""Answers that must not wait for click: ``cudaenv --help``, ``cudaenv resolve``, ``cudaenv ps``
+and the common ``cudaenv run [DIR] [--gpus X] [-- CMD...]``.
 
-Importing click costs about twice the bare interpreter's start-up, and ``cudaenv resolve`` is what
-scripts and CI call in loops. So the entry point tries these first. Each either answers exactly
+Importing click costs about twice the bare interpreter's start-up, ``cudaenv resolve`` is what
+scripts and CI call in loops, and ``cudaenv run`` on an unchanged image should cost little more
+than ``docker run`` (issue #14). So the entry point tries these first. Each either answers exactly
 as click would, or declines (returns None) and click takes over: an option it does not know, a
 repeated single-valued option, a missing value, ``-h``, ``--`` — anything click would reject or
 treat specially goes to click, which prints its own usage error. The option table is checked
@@ -180,7 +182,68 @@ def ps(args: list[str]) -> int | None:
     return run_ps(**parsed)
 
 
-FAST = ("resolve", "ps", "--help", "-h")  # what the entry point offers this module first
+# --- `cudaenv run [DIR] [--gpus X] [-- CMD...]` --------------------------------------------------
+
+RUN_OPTIONS = ("--gpus",)  # the only option the fast path parses; any other goes to click
+
+
+def parse_run(args: list[str]) -> dict | None:
+    """``run``'s arguments as the click command receives them (``CommandAfterDashes``: everything
+    after the first ``--`` is the command, whole), or None to let click parse. Before ``--`` only
+    an optional DIRECTORY and one ``--gpus X`` / ``--gpus=X``; a command without ``--``, another
+    option, ``-h``, a repeated ``--gpus`` or a value that looks like an option all go to click."""
+    if "--" in args:
+        cut = args.index("--")
+        before, command = args[:cut], tuple(args[cut + 1:])
+    else:
+        before, command = list(args), ()
+    directory = gpus = None
+    rest = list(before)
+    while rest:
+        arg = rest.pop(0)
+        name, has_value, inline = arg.partition("=")
+        if name == "--gpus":
+            if gpus is not None:
+                return None  # given twice: click's choice
+            if has_value:
+                value = inline
+            elif rest:
+                value = rest.pop(0)
+            else:
+                return None  # "requires an argument"
+            if value.startswith("-"):
+                return None
+            gpus = value
+            continue
+        if arg.startswith("-") or directory is not None:
+            return None  # another option, or a second word (click makes it part of the command)
+        directory = arg
+    directory = "." if directory is None else directory
+    if not _click_accepts_directory(directory):
+        return None
+    return {"directory": directory, "gpus": gpus, "command": command}
+
+
+def run(args: list[str]) -> int | None:
+    """Run ``cudaenv run ARGS`` without click; None when click must parse them."""
+    parsed = parse_run(args)
+    if parsed is None:
+        return None
+    try:
+        from pathlib import Path
+
+        from cudaenv.cli.output import reset_json
+        from cudaenv.cli.running import run_attached
+
+        reset_json()
+        return run_attached(Path(parsed["directory"]), gpus=parsed["gpus"], command=parsed["command"])
+    except (KeyboardInterrupt, EOFError):  # as click ends a command it aborts (cudaenv.cli.group.main)
+        sys.stderr.write("\nAborted.\n")
+        sys.stderr.flush()
+        return 130
+
+
+FAST = ("resolve", "ps", "run", "--help", "-h")  # what the entry point offers this module first
 
 
 def main(args: list[str]) -> int | None:
@@ -193,4 +256,6 @@ def main(args: list[str]) -> int | None:
         return resolve(args[1:])
     if args and args[0] == "ps":
         return ps(args[1:])
+    if args and args[0] == "run":
+        return run(args[1:])
     return None

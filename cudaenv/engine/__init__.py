@@ -209,6 +209,10 @@ class Engine(abc.ABC):
         """Give a local image another name."""
         raise NotImplementedError(f"the {self.name} engine cannot tag images")
 
+    def warm_up(self) -> None:
+        """A hint that a container is about to be created: the engine may start asking, in the
+        background, what it will need to know then. Never required; the default does nothing."""
+
     def refused_ulimits(self, image: str, ulimits: Mapping[str, tuple[int, int]]) -> tuple[str, ...]:
         """Which of ``ulimits`` the engine cannot grant to a container of ``image``; an engine that
         cannot tell answers none (the run then reports the refusal itself)."""

@@ -342,9 +342,39 @@ class DockerEngine(Engine):
     # SDK path below each one is the fallback (TLS, ssh://, anything the socket reader declines),
     # and both word their errors the same way.
 
+    def warm_up(self) -> None:
+        """Ask the daemon for its ID (``/info``, which takes it several milliseconds to answer, and
+        which ``refused_ulimits`` keys its memory by) on a background thread, while the caller reads
+        the project and checks the image; ``_daemon_id`` takes the answer. Only a head start: the
+        same read-only request, and if it fails ``_daemon_id`` asks again as it always did."""
+        import threading
+
+        from cudaenv.engine import api
+
+        if api.endpoint() is None or "_info_ahead" in self.__dict__:
+            return
+        answer: dict = {}
+
+        def ask() -> None:
+            try:
+                answer["info"] = api.checked("GET", "/info")
+            except Exception:  # noqa: BLE001 - _daemon_id asks again and reports it
+                pass
+
+        thread = threading.Thread(target=ask, name="cudaenv-daemon-info", daemon=True)
+        thread.start()
+        self._info_ahead = (thread, answer)
+
     def _daemon_id(self) -> str:
         from cudaenv.engine import api
 
+        ahead = self.__dict__.pop("_info_ahead", None)
+        if ahead is not None:
+            thread, answer = ahead
+            thread.join()
+            if "info" in answer:
+                info = answer["info"]
+                return str(info.get("ID", "")) if isinstance(info, dict) else ""
         try:
             info = api.checked("GET", "/info")
             return str(info.get("ID", "")) if isinstance(info, dict) else ""

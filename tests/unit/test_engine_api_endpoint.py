@@ -74,3 +74,56 @@ def test_an_unreadable_answer_to_a_change_is_an_error_never_a_second_try(tmp_pat
     _one_answer_server(tmp_path / "e.sock", b"garbage")
     with pytest.raises(ApiError, match="no readable answer from the engine to POST /containers/create"):
         request("POST", "/containers/create?name=x", {"Image": "x"}, environ={"DOCKER_HOST": f"unix://{tmp_path / 'e.sock'}"})
+
+
+def _info_server(path, answers: list[bytes]):
+    """A unix socket that answers each request with the next of ``answers``; the paths it was asked."""
+    import socket
+    import threading
+
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(4)
+    asked: list[str] = []
+
+    def serve():
+        for answer in answers:
+            conn, _ = server.accept()
+            with conn:
+                asked.append(conn.recv(65536).split(b"\r\n", 1)[0].decode())
+                conn.sendall(answer)
+        server.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return asked
+
+
+def _http(status: str, body: bytes) -> bytes:
+    return f"HTTP/1.0 {status}\r\nContent-Type: application/json\r\n\r\n".encode() + body
+
+
+def test_the_daemon_id_asked_ahead_is_the_one_used_and_asked_once(tmp_path, monkeypatch):
+    from cudaenv.engine.docker_engine import DockerEngine
+
+    sock = tmp_path / "engine.sock"
+    asked = _info_server(sock, [_http("200 OK", b'{"ID": "ABCD:1234"}'), _http("200 OK", b'{"ID": "OTHER"}')])
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{sock}")
+    engine = DockerEngine()
+    engine.warm_up()
+    engine.warm_up()  # a second hint asks nothing more
+    assert engine._daemon_id() == "ABCD:1234"
+    assert asked == ["GET /info HTTP/1.0"]
+    assert engine._daemon_id() == "OTHER"  # the head start is used once; later calls ask as before
+    assert asked == ["GET /info HTTP/1.0", "GET /info HTTP/1.0"]
+
+
+def test_a_failed_head_start_is_asked_again(tmp_path, monkeypatch):
+    from cudaenv.engine.docker_engine import DockerEngine
+
+    sock = tmp_path / "engine.sock"
+    asked = _info_server(sock, [b"garbage", _http("200 OK", b'{"ID": "ABCD:1234"}')])
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{sock}")
+    engine = DockerEngine()
+    engine.warm_up()
+    assert engine._daemon_id() == "ABCD:1234"
+    assert len(asked) == 2

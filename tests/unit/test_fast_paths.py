@@ -162,3 +162,90 @@ def test_ps_fails_the_same_with_and_without_click_when_the_engine_is_unreachable
         assert code == 1 and "cannot reach the Docker engine" in err
     if "--json" in args:
         assert json.loads(out)["error"]["code"] == "engine"
+
+
+# --- `cudaenv run [DIR] [--gpus X] [-- CMD...]` without click ------------------------------------
+# Without Docker these end before a container: a directory with no project, a bad --gpus value
+# (both checked before the image), or a declined form that click answers. The integration tests
+# (test_run_containers.py) run containers through the same fast path and compare it with click.
+
+RUN_CASES = [  # (arguments, with {project} and {empty} filled in, whether the fast path answers)
+    (["{empty}", "--gpus", "none", "--", "true"], True),  # no project: exit 2
+    (["--gpus", "none", "--", "true"], True),  # the current directory ({empty})
+    ([], True),
+    (["{project}", "--gpus", "bogus", "--", "true"], True),  # a bad --gpus value: exit 2
+    (["--gpus=all,0", "{project}", "--", "sh", "-c", "exit 3"], True),
+    (["{project}", "--gpus", " "], True),
+    (["{project}", "--gpus", "auto:0"], True),
+    (["{empty}", "--", "--help"], True),  # after --, the container's command
+    (["{empty}", "--", "-d", "--gpus", "none"], True),
+    (["{empty}", "--", "--", "--json"], True),
+    (["{empty}", "--gpus", "none", "--gpus", "all", "--", "true"], False),  # given twice: click's choice
+    (["{empty}", "--gpus"], False),  # missing value
+    (["{empty}", "--gpus", "--", "true"], False),
+    (["{empty}", "--gpus", "-1"], False),
+    (["{empty}", "-d", "--", "true"], False),
+    (["{empty}", "--name", "x", "--", "true"], False),
+    (["{empty}", "-e", "A=1", "--", "true"], False),
+    (["{empty}", "--rebuild", "--", "true"], False),
+    (["{empty}", "--jupyter"], False),
+    (["{empty}", "true"], False),  # a command without --: click's parsing
+    (["{empty}", "{empty}", "--", "true"], False),
+    (["/no/such/dir", "--", "true"], False),
+    (["{project}/cudaenv.toml", "--", "true"], False),  # a file, not a directory
+    (["--gpu", "none", "--", "true"], False),  # unknown option
+    (["-h"], False),
+    (["--help"], False),
+    (["{empty}", "--help", "--", "true"], False),
+]
+
+
+@pytest.mark.parametrize("args,fast", RUN_CASES, ids=[" ".join(a)[-60:] for a, _ in RUN_CASES])
+def test_run_answers_the_same_with_and_without_click(tmp_path, args, fast):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = [a.format(project=EXAMPLE, empty=empty) for a in args]
+    env = {"CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}"}
+    code, out, err, click_used = _split(_cli(_FAST, ["run", *args], empty, env))
+    expected = _split(_cli(_CLICK, ["run", *args], empty, env))
+    assert (code, out, err) == expected[:3]
+    assert click_used is not fast, "the fast path answered" if not fast else "click was imported"
+    if fast:
+        assert code == 2 and err.startswith("cudaenv: error: ") and "Traceback" not in err
+
+
+def test_the_fast_run_parses_only_what_the_click_command_parses_the_same_way():
+    from cudaenv.cli import fast
+    from cudaenv.cli.run_cmd import CommandAfterDashes, run
+
+    assert isinstance(run, CommandAfterDashes)
+    params = {p.name: p for p in run.params}
+    directory, gpus = params["directory"], params["gpus"]
+    assert directory.nargs == 1 and not directory.required and directory.default == "."
+    assert directory.type.exists and not directory.type.file_okay and directory.type.dir_okay
+    assert gpus.opts == list(fast.RUN_OPTIONS) and not gpus.multiple and not gpus.is_flag and gpus.default is None
+    for param in run.params:  # every other option is declined, so click answers it
+        for opt in param.opts + param.secondary_opts:
+            if opt.startswith("-") and opt not in fast.RUN_OPTIONS:
+                assert fast.parse_run([opt, "x", "--", "true"]) is None, opt
+    assert fast.parse_run(["--", "--gpus", "all"]) == {"directory": ".", "gpus": None, "command": ("--gpus", "all")}
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, EOFError])
+def test_an_interrupted_run_ends_as_clicks_does(tmp_path, monkeypatch, capsys, interrupt):
+    """Ctrl-C before the container's signal handlers are in place: "Aborted.", exit 130, on both paths."""
+    from cudaenv.cli import running
+    from cudaenv.cli.group import main as click_main
+    from cudaenv.entry import main as entry_main
+
+    def interrupted(*_args, **_kwargs):
+        raise interrupt()
+
+    monkeypatch.setattr(running, "run_attached", interrupted)
+    ended = []
+    for main in (entry_main, click_main):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["run", str(tmp_path), "--gpus", "none", "--", "true"])
+        out, err = capsys.readouterr()
+        ended.append((exit_info.value.code, out, err))
+    assert ended[0] == ended[1] == (130, "", "\nAborted.\n")

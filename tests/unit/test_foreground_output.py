@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from cudaenv.cli import run_cmd
+from cudaenv.cli import running
 
 
 class SlowLogsEngine:
@@ -38,7 +38,7 @@ class SlowLogsEngine:
 
 def test_output_that_arrives_late_is_printed_before_the_container_is_removed(capfdbinary):
     engine = SlowLogsEngine(delay=5.5)  # longer than the 5 s after which output used to be dropped
-    assert run_cmd._foreground(engine, "c0ffee") == 0
+    assert running.foreground(engine, "c0ffee") == 0
     out, err = capfdbinary.readouterr()
     assert out == b"/workspace\ntoken\n"
     assert b"warning" not in err
@@ -46,9 +46,9 @@ def test_output_that_arrives_late_is_printed_before_the_container_is_removed(cap
 
 
 def test_a_stream_that_does_not_end_is_reported_not_silently_cut(capfdbinary, monkeypatch):
-    monkeypatch.setattr(run_cmd, "OUTPUT_DRAIN_SECONDS", 0.2)
+    monkeypatch.setattr(running, "OUTPUT_DRAIN_SECONDS", 0.2)
     engine = SlowLogsEngine(delay=2.0)
-    assert run_cmd._foreground(engine, "c0ffee") == 0
+    assert running.foreground(engine, "c0ffee") == 0
     out, err = capfdbinary.readouterr()
     assert out == b""
     assert b"output was still streaming after 0.2 s; what is shown may be incomplete" in err
