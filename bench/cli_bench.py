@@ -71,8 +71,9 @@ def once(command: list[str], env: dict | None, cwd: Path) -> float:
     return elapsed
 
 
-def lock_project(scratch: Path, env: dict) -> Path:
-    project = scratch / "project"
+def lock_project(scratch: Path, env: dict, side: str) -> Path:
+    """A locked project per checkout: a lock records its matrix, so each side renders its own."""
+    project = scratch / f"project-{side}"
     project.mkdir(exist_ok=True)
     (project / "cudaenv.toml").write_text(PROJECT)
     subprocess.run(cudaenv("lock", str(project)), check=True, capture_output=True, env=env, cwd=scratch)
@@ -96,24 +97,26 @@ def main() -> int:
     sides = {"this": environment(ROOT, scratch, "this")}
     if args.baseline:
         sides["base"] = environment(args.baseline.resolve(), scratch, "base")
-    project = lock_project(scratch, sides["this"])
+    projects = {side: lock_project(scratch, env, side) for side, env in sides.items()}
     print(f"{args.runs} interleaved runs each, medians; python {sys.version.split()[0]}; scratch {scratch}")
     header = f"{'command':<16} {'this':>9} {'ref':>9} {'ratio':>7}"
     if "base" in sides:
         header += f" {'baseline':>9} {'b.ratio':>8}"
     print(header + "   target")
-    for name, command, reference in rows(project):
-        for env in sides.values():  # fill caches (matrix, bytecode, BuildKit probe) before timing
-            once(command, env, scratch)
+    per_side = {side: rows(project) for side, project in projects.items()}
+    for index, (name, _command, reference) in enumerate(per_side["this"]):
+        commands = {side: table[index][1] for side, table in per_side.items()}
+        for side, env in sides.items():  # fill caches (matrix, bytecode, BuildKit probe) before timing
+            once(commands[side], env, scratch)
         if reference:
             once(reference, None, scratch)
         times: dict[str, list[float]] = {"this": [], "ref": [], "base": []}
         for _ in range(args.runs):
-            times["this"].append(once(command, sides["this"], scratch))
+            times["this"].append(once(commands["this"], sides["this"], scratch))
             if reference:
                 times["ref"].append(once(reference, None, scratch))
             if "base" in sides:
-                times["base"].append(once(command, sides["base"], scratch))
+                times["base"].append(once(commands["base"], sides["base"], scratch))
         med = {k: statistics.median(v) * 1000 if v else None for k, v in times.items()}
         print(line(name, med["this"], med["ref"], med["base"]), flush=True)
     if not args.no_run and shutil.which("docker"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,7 +91,11 @@ def measure(project: Path, image: str, runs: int, scratch: Path, baseline: Path 
         "ref": (["docker", "run", "--rm", image, "true"], None),
     }
     if baseline is not None:
-        commands["base"] = ([sys.executable, "-m", "cudaenv", "run", str(project), "--gpus", "none", "--", "true"],
+        # its own copy of the project: a lock records its matrix, so two checkouts sharing one
+        # project would relock it for each other on every run and time that instead
+        base_project = project.with_name(project.name + "-base")
+        shutil.copytree(project, base_project, ignore=shutil.ignore_patterns("cudaenv.lock"))
+        commands["base"] = ([sys.executable, "-m", "cudaenv", "run", str(base_project), "--gpus", "none", "--", "true"],
                             env_for(baseline, scratch / "cache-base"))
     for command, env in commands.values():  # warm: matrix caches, a baseline's own build if it needs one
         subprocess.run(command, env=env, cwd=str(scratch), capture_output=True)
