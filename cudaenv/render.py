@@ -13,6 +13,7 @@ Debian's grammar when the configuration was read.
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import re
 import shlex
@@ -187,11 +188,58 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
     }
 
 
+def _bytecode_cache():
+    """Compiled templates kept in cudaenv's private cache directory (compiling the layer templates
+    is most of a render). Compiled code is only ever loaded from a directory and file this user
+    owns and nobody else can write, as for the matrix cache; ``CUDAENV_NO_CACHE=1`` turns it off."""
+    import jinja2
+
+    from cudaenv.matrix import cache
+
+    if not cache.enabled():
+        return None
+
+    class PrivateBytecodeCache(jinja2.BytecodeCache):
+        def __init__(self, directory: str) -> None:
+            self.directory = directory
+
+        def _path(self, bucket) -> str:
+            return os.path.join(self.directory, f"{bucket.key}.jinja")  # the key is a hex digest
+
+        def load_bytecode(self, bucket) -> None:
+            path = self._path(bucket)
+            if cache.private(self.directory, directory=True) and cache.private(path, directory=False):
+                with open(path, "rb") as handle:
+                    bucket.load_bytecode(handle)  # jinja checks its own magic and the source checksum
+
+        def dump_bytecode(self, bucket) -> None:
+            try:
+                os.makedirs(self.directory, mode=0o700, exist_ok=True)
+                if not cache.private(self.directory, directory=True):
+                    return
+                import tempfile
+
+                fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+                with os.fdopen(fd, "wb") as handle:
+                    bucket.write_bytecode(handle)
+                os.replace(temporary, self._path(bucket))
+            except OSError:
+                pass  # a cache that cannot be written is only slower
+
+    return PrivateBytecodeCache(os.path.join(cache._cache_path(), "templates"))
+
+
+_ENVIRONMENT: list = []  # one per process: templates loaded once, shared by the base and the project
+
+
 def _environment():
+    if _ENVIRONMENT:
+        return _ENVIRONMENT[0]
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -202,6 +250,7 @@ def _environment():
     env.filters["dockerquote"] = dockerquote
     env.filters["tojson"] = lambda value: json.dumps(value)
     env.filters["label"] = lambda item: f"{item[0]}={dockerquote(item[1])}"
+    _ENVIRONMENT.append(env)
     return env
 
 
