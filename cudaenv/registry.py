@@ -13,9 +13,7 @@ import base64
 import json
 import os
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 
 from cudaenv.errors import CudaenvError
@@ -97,7 +95,9 @@ class RegistryClient:
         self.timeout = timeout
         self._bearer: dict[str, str] = {}
 
-    def _open(self, request: urllib.request.Request):
+    def _open(self, request):
+        import urllib.request  # with http.client and ssl: only for commands that reach a registry
+
         return urllib.request.urlopen(request, timeout=self.timeout)
 
     def _basic(self) -> str | None:
@@ -111,6 +111,9 @@ class RegistryClient:
         realm = params.pop("realm", None)
         if realm is None:
             raise RegistryError(f"{self.registry}: unsupported authentication challenge")
+        import urllib.error
+        import urllib.request
+
         key = json.dumps(params, sort_keys=True)
         if key in self._bearer:
             return self._bearer[key]
@@ -131,6 +134,9 @@ class RegistryClient:
         return token
 
     def request(self, method: str, path: str, *, accept: str | None = None):
+        import urllib.error
+        import urllib.request
+
         url = f"{self.base}/v2/{path}"
         headers = {"Accept": accept} if accept else {}
         authorization = self._basic()
@@ -156,6 +162,8 @@ class RegistryClient:
 
     def manifest_digest(self, repository: str, tag: str) -> str | None:
         """The digest of repository:tag, or None when the registry does not have it."""
+        import urllib.error
+
         try:
             with self.request("HEAD", f"{repository}/manifests/{tag}", accept=MANIFEST_TYPES) as response:
                 return response.headers.get("Docker-Content-Digest") or "present"

@@ -58,6 +58,21 @@ def dockerquote(value) -> str:
 
 
 def uv_version() -> str:
+    """The installed uv's version (the image installs the same one). Read from the name of its
+    ``uv-X.Y.Z.dist-info`` directory beside the package, as importlib.metadata would find it, without
+    importing importlib.metadata and email (a tenth of `cudaenv dockerfile`); anything unusual
+    (no such directory, or several) asks importlib.metadata."""
+    import sys
+
+    for entry in sys.path:
+        if entry and os.path.isdir(os.path.join(entry, "uv")):
+            try:
+                found = [name for name in os.listdir(entry) if name.startswith("uv-") and name.endswith(".dist-info")]
+            except OSError:
+                break
+            if len(found) == 1:
+                return found[0][len("uv-"):-len(".dist-info")]
+            break
     from importlib.metadata import version
 
     return version("uv")

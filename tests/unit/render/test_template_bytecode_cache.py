@@ -85,3 +85,21 @@ def test_the_forged_file_would_be_loaded_from_a_private_cache(project, tmp_path)
     directory.mkdir(parents=True, mode=0o700)
     forged_bytecode(directory, "Dockerfile.j2", "FORGED\n")
     assert dockerfile(project, cache) == "FORGED\n"
+
+
+def test_uv_version_read_from_its_dist_info_matches_importlib_metadata():
+    from importlib.metadata import version
+
+    from cudaenv.render import uv_version
+
+    assert uv_version() == version("uv")
+
+
+def test_uv_version_asks_importlib_metadata_when_a_uv_directory_has_no_dist_info(tmp_path, monkeypatch):
+    from importlib.metadata import version
+
+    from cudaenv.render import uv_version
+
+    (tmp_path / "uv").mkdir()  # e.g. a project folder named uv first on the path
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert uv_version() == version("uv")
