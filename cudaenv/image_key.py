@@ -44,24 +44,17 @@ def _file(digest, label: str, path: str) -> None:
     digest.update(f"{label}\0{len(data)}\0".encode() + data)
 
 
-def _stat(digest, label: str, path: str) -> None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        digest.update(f"{label}\0-\0".encode())
-        return
-    digest.update(f"{label}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0".encode())
-
-
 def _tree(digest, label: str, top: str, *, contents: bool) -> None:
     """Every file under ``top`` (sorted): its bytes, or its size and modification time."""
+    from cudaenv.engine.buildkit_probe import digest_stat
+
     for directory, subdirs, files in sorted(os.walk(top)):
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith((".pyc", ".pyo")):
                 continue
             path = os.path.join(directory, name)
-            (_file if contents else _stat)(digest, f"{label}:{os.path.relpath(path, top)}", path)
+            (_file if contents else digest_stat)(digest, f"{label}:{os.path.relpath(path, top)}", path)
 
 
 def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:

@@ -20,7 +20,8 @@ PLUGIN_DIRS = ("/usr/local/lib/docker/cli-plugins", "/usr/local/libexec/docker/c
 _FILE = "buildkit-probe.json"
 
 
-def _stat(digest, label: str, path: str) -> None:
+def digest_stat(digest, label: str, path: str) -> None:
+    """A file's size, modification time and inode under a label; a missing file counts as missing."""
     try:
         info = os.stat(path)
     except OSError:
@@ -35,17 +36,17 @@ def probe_inputs(digest, environ=None) -> None:
     explicit = env.get("CUDAENV_DOCKER_CLI")
     digest.update(f"explicit\0{explicit or ''}\0PATH\0{env.get('PATH', '')}\0".encode())
     if explicit:
-        _stat(digest, "cli", explicit)
+        digest_stat(digest, "cli", explicit)
     for directory in env.get("PATH", "").split(os.pathsep):
         if directory:
-            _stat(digest, f"cli:{directory}", os.path.join(directory, "docker"))
+            digest_stat(digest, f"cli:{directory}", os.path.join(directory, "docker"))
     for name in sorted(env):
         if name.startswith("DOCKER_"):
             digest.update(f"env:{name}\0{env[name]}\0".encode())
     config = env.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
     for directory in (os.path.join(config, "cli-plugins"), *PLUGIN_DIRS):
-        _stat(digest, f"plugins:{directory}", directory)
-        _stat(digest, f"buildx:{directory}", os.path.join(directory, "docker-buildx"))
+        digest_stat(digest, f"plugins:{directory}", directory)
+        digest_stat(digest, f"buildx:{directory}", os.path.join(directory, "docker-buildx"))
 
 
 def probe_key(environ=None) -> str:
