@@ -26,6 +26,11 @@ def annotation(level: str, file: str | None, message: str) -> str:
     return f"::{level}{props}::{annotation_escape(message)}"
 
 
+class NoStackForConfiguration(UserError):
+    """A project's configuration admits no stack for its [target]: bad input for `check` (exit 2);
+    `plan --nodes` reports that project as running nowhere instead."""
+
+
 def _stack_source(matrix, directory, image, options, hosts=None):
     """(Stack, label for humans, file for annotations) from exactly one source. Stack flags are
     resolved for the fleet's oldest driver (with its GPUs), so one stack is picked that the whole
@@ -83,7 +88,7 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     result = resolve_project(matrix, project, project_target(matrix, project).host)
     if not result.ok:
         reasons = "; ".join(result.reasons)
-        raise UserError(f"{project.config_path}: the configuration admits no stack: {reasons}")
+        raise NoStackForConfiguration(f"{project.config_path}: the configuration admits no stack: {reasons}")
     return result.stack, f"{project.config_path} (no lock yet)", str(project.config_path)
 
 
@@ -191,12 +196,12 @@ def _project_features(matrix, directory):
     """A callable giving the project's checked [cluster.slurm.features] (asked for Slurm input only)."""
 
     def features():
-        from cudaenv.export.slurm import _features_table, site_features
+        from cudaenv.export.slurm import features_table, site_features
         from cudaenv.project import load_project
 
         project = load_project(directory or ".", required=False)
         where = str(project.config_path) if project.config_path else str(project.root)
-        return site_features(matrix, _features_table(project), where)
+        return site_features(matrix, features_table(project), where)
 
     return features
 

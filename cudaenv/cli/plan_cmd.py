@@ -31,17 +31,15 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     nodes they can run on. Exit 0 when every project runs on at least one node, 1 otherwise.
     """
     matrix = load_matrix()
-    if nodes_file is not None:
-        if driver or gpus or compute_capabilities:
-            from cudaenv.errors import UserError
+    if nodes_file is not None and (driver or gpus or compute_capabilities):
+        from cudaenv.errors import UserError
 
-            raise UserError("--nodes describes the hosts: leave out --driver, --gpu and --compute-capability")
-        _plan_nodes(matrix, directories, nodes_file, as_json)
-        return
+        raise UserError("--nodes describes the hosts: leave out --driver, --gpu and --compute-capability")
     projects = [load_project(d) for d in directories]
-    names = [p.name for p in projects]
-    duplicates = {n for n in names if names.count(n) > 1}
-    entries = [(p.name if p.name not in duplicates else f"{p.name} ({p.root})", p.constraints) for p in projects]
+    if nodes_file is not None:
+        _plan_nodes(matrix, directories, projects, nodes_file, as_json)
+        return
+    entries = list(zip(_labels(projects), (p.constraints for p in projects)))
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
     result = plan(matrix, entries, target.host)
@@ -75,29 +73,30 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     click.get_current_context().exit(0 if result.ok else 1)
 
 
-def _plan_nodes(matrix, directories, nodes_file, as_json) -> None:
-    from cudaenv.cli.check_cmd import _node_label, _project_features, _stack_source
+def _labels(projects) -> list[str]:
+    """Each project's name, with its directory where two projects share a name."""
+    names = [p.name for p in projects]
+    duplicates = {n for n in names if names.count(n) > 1}
+    return [p.name if p.name not in duplicates else f"{p.name} ({p.root})" for p in projects]
+
+
+def _plan_nodes(matrix, directories, projects, nodes_file, as_json) -> None:
+    from cudaenv.cli.check_cmd import NoStackForConfiguration, _node_label, _project_features, _stack_source
     from cudaenv.cluster.plan import plan_cluster
     from cudaenv.cluster.read import read_nodes
     from cudaenv.cluster.verdicts import known_hosts
-    from cudaenv.errors import CudaenvError, UserError
+    from cudaenv.errors import CudaenvError
 
-    projects = [load_project(d) for d in directories]
-    names = [p.name for p in projects]
-    duplicates = {n for n in names if names.count(n) > 1}
     # Slurm nodes get their driver from [cluster.slurm.features]: the first project's mapping (a site's)
     name, kind, nodes = read_nodes(nodes_file, _project_features(matrix, directories[0]))
     hosts = known_hosts(matrix, nodes)
     entries = []
-    for directory, project in zip(directories, projects):
-        label = project.name if project.name not in duplicates else f"{project.name} ({project.root})"
+    for directory, project, label in zip(directories, projects, _labels(projects)):
         try:
             stack, source, _ = _stack_source(matrix, directory, None, {}, hosts)
             entries.append((label, source, stack, None))
-        except UserError as exc:
-            if "the configuration admits no stack" not in str(exc):
-                raise  # bad input stays bad input (exit 2)
-            entries.append((label, str(project.config_path), None, str(exc)))  # a clean "no", as plan says
+        except NoStackForConfiguration as exc:  # a clean "no", as plan says; other bad input stays exit 2
+            entries.append((label, str(project.config_path), None, str(exc)))
         except CudaenvError as exc:  # a lock whose pins clash with its stack: that project has no stack
             entries.append((label, str(project.lock_path), None, str(exc)))
     result = plan_cluster(matrix, entries, nodes)

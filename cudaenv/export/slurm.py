@@ -285,7 +285,7 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
     merged_env = {**dict(project.run.env), **(env or {})}
     for name, value in merged_env.items():
         shell_word(f"{name}={value}", f"environment variable {name}")
-    features = site_features(matrix, _features_table(project), where) if use_features else ()
+    features = site_features(matrix, features_table(project), where) if use_features else ()
     usable, refused = constraint_for(matrix, stack, features)
     if not use_features:
         constraint_note = "node features: not asked for (--no-constraint)"
@@ -313,7 +313,8 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
     )
 
 
-def _features_table(project):
+def features_table(project):
+    """The project's raw [cluster.slurm.features] table (None when absent), for ``site_features``."""
     cluster = (project.raw or {}).get("cluster") or {}
     slurm = cluster.get("slurm") or {} if isinstance(cluster, dict) else {}
     return slurm.get("features") if isinstance(slurm, dict) else None
