@@ -76,7 +76,7 @@ def held_gpus(engine: Engine, gpus: list[tuple[str, str | None]] | None = None) 
 @contextlib.contextmanager
 def allocation_lock():
     """Serialise `--gpus auto` between concurrent cudaenv processes on this host."""
-    from cudaenv.matrix.cache import cache_dir
+    from cudaenv.caching import cache_dir
 
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)

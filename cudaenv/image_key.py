@@ -12,8 +12,8 @@ available (the docker CLIs on PATH and their plugin directories). After the full
 uses that tag straight away, once the engine confirms the image is still there. Any change to any
 input gives another key, and the full check runs again.
 
-Records live in the user's cache directory (``cudaenv.matrix.cache``) under the same rules as the
-matrix cache: a file or directory someone else could have written is ignored.
+Records live in the user's cache directory under its rules (``cudaenv.caching``): a file or
+directory someone else could have written is ignored.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
 
 
 def _record_path(project: Project) -> tuple[str, str]:
-    from cudaenv.matrix.cache import _cache_path
+    from cudaenv.caching import root as _cache_path
 
     directory = os.path.join(_cache_path(), "images")
     name = hashlib.sha256(os.path.abspath(project.root).encode()).hexdigest()[:24]
@@ -103,15 +103,13 @@ def _record_path(project: Project) -> tuple[str, str]:
 def recall(project: Project, key: str) -> str | None:
     """The image tag recorded for this key, or None (no record, another key, or a record that
     someone else could have written)."""
-    from cudaenv.matrix.cache import private
+    from cudaenv.caching import read_private
 
-    directory, path = _record_path(project)
-    if not (private(directory, directory=True) and private(path, directory=False)):
-        return None
+    _, path = _record_path(project)
+    data = read_private(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
-    except (OSError, ValueError):
+        record = json.loads(data) if data is not None else None
+    except ValueError:
         return None
     if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("image"), str):
         return None
@@ -120,18 +118,7 @@ def recall(project: Project, key: str) -> str | None:
 
 def remember(project: Project, key: str, image: str) -> None:
     """Record that ``image`` is the project's current image for ``key`` (best effort)."""
-    import tempfile
+    from cudaenv.caching import write_private
 
-    from cudaenv.matrix.cache import private
-
-    directory, path = _record_path(project)
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not private(directory, directory=True):
-            return
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".image-", suffix=".tmp")  # mode 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "image": image, "root": os.path.abspath(project.root)}, handle)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    _, path = _record_path(project)
+    write_private(path, json.dumps({"key": key, "image": image, "root": os.path.abspath(project.root)}).encode())

@@ -209,7 +209,7 @@ def _bytecode_cache():
     owns and nobody else can write, as for the matrix cache; ``CUDAENV_NO_CACHE=1`` turns it off."""
     import jinja2
 
-    from cudaenv.matrix import cache
+    from cudaenv import caching as cache
 
     if not cache.enabled():
         return None
@@ -241,7 +241,7 @@ def _bytecode_cache():
             except OSError:
                 pass  # a cache that cannot be written is only slower
 
-    return PrivateBytecodeCache(os.path.join(cache._cache_path(), "templates"))
+    return PrivateBytecodeCache(os.path.join(cache.root(), "templates"))
 
 
 _ENVIRONMENT: list = []  # one per process: templates loaded once, shared by the base and the project

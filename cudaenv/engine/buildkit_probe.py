@@ -6,7 +6,7 @@ The answer depends only on which CLIs are found (``CUDAENV_DOCKER_CLI``, else ``
 PATH), on those files themselves, on the buildx plugin directories and on the ``DOCKER_*``
 environment; a digest of exactly that keys the remembered answer, so installing buildx, a new
 docker or another PATH gives a fresh probe. Stored in the user's cache directory under the
-matrix cache's rules (a file anyone else could have written is ignored).
+cache directory's rules (``cudaenv.caching``: a file anyone else could have written is ignored).
 """
 
 from __future__ import annotations
@@ -60,16 +60,12 @@ MISS = object()  # recall() found nothing usable
 
 def recall(key: str):
     """(cli, mode) or None as remembered for ``key``; ``MISS`` when nothing usable is remembered."""
-    from cudaenv.matrix.cache import _cache_path, private
+    from cudaenv.caching import read_private, root
 
-    directory = _cache_path()
-    path = os.path.join(directory, _FILE)
-    if not (private(directory, directory=True) and private(path, directory=False)):
-        return MISS
+    data = read_private(os.path.join(root(), _FILE))
     try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
-    except (OSError, ValueError):
+        record = json.loads(data) if data is not None else None
+    except ValueError:
         return MISS
     if not isinstance(record, dict) or record.get("key") != key:
         return MISS
@@ -82,18 +78,6 @@ def recall(key: str):
 
 
 def remember(key: str, builder: tuple[str, str] | None) -> None:
-    import tempfile
+    from cudaenv.caching import root, write_private
 
-    from cudaenv.matrix.cache import _cache_path, private
-
-    directory = _cache_path()
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not private(directory, directory=True):
-            return
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".probe-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "builder": list(builder) if builder else None}, handle)
-        os.replace(tmp, os.path.join(directory, _FILE))
-    except OSError:
-        pass
+    write_private(os.path.join(root(), _FILE), json.dumps({"key": key, "builder": list(builder) if builder else None}).encode())

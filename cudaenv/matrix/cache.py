@@ -21,36 +21,20 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat as stat_module
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cudaenv import __version__
+from cudaenv.caching import enabled, private, root  # the cache directory and its rules
+
+__all__ = ["enabled", "key_text", "cache_key", "read", "write"]
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 FORMAT = 3  # bump when the encoding below changes
 _SUFFIX = ".marshal"
-
-
-def _cache_path() -> str:
-    explicit = os.environ.get("CUDAENV_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "cudaenv")
-
-
-def cache_dir() -> Path:
-    from pathlib import Path
-
-    return Path(_cache_path())
-
-
-def enabled() -> bool:
-    return os.environ.get("CUDAENV_NO_CACHE", "").lower() not in ("1", "true", "yes")
 
 
 CODE = ("model.py", "builds.py", "load.py", "validate.py", "__init__.py", "cache.py")  # what shapes the cached data
@@ -185,17 +169,6 @@ def decode(node, classes: dict[str, type]):
 # --- the file ----------------------------------------------------------------------------------
 
 
-def private(path: Path, *, directory: bool) -> bool:
-    """Owned by this user, writable by nobody else, and not a symbolic link."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    kind_ok = stat_module.S_ISDIR(info.st_mode) if directory else stat_module.S_ISREG(info.st_mode)
-    return kind_ok and info.st_uid == os.geteuid() \
-        and not info.st_mode & (stat_module.S_IWGRP | stat_module.S_IWOTH)
-
-
 class _Rows(Mapping):
     """framework -> its builds, each framework decoded from its chunk on first use."""
 
@@ -224,7 +197,7 @@ def _fresh(where: tuple[str, str]):
 
 
 def read(key: str):
-    directory = _cache_path()
+    directory = root()
     path = os.path.join(directory, f"matrix-{key}{_SUFFIX}")
     if not (private(directory, directory=True) and private(path, directory=False)):
         return None  # missing, or someone else could have written it
@@ -276,7 +249,7 @@ def read(key: str):
 
 
 def write(key: str, matrix) -> None:
-    directory = _cache_path()
+    directory = root()
     try:
         classes = _classes()
         names = tuple(matrix.__dataclass_fields__)
