@@ -95,19 +95,55 @@ def _click_accepts_directory(path: str) -> bool:
     return not stat.S_ISREG(info.st_mode) and os.access(path, os.R_OK)
 
 
-def resolve(args: list[str]) -> int | None:
-    """Run ``cudaenv resolve ARGS`` without click; None when click must parse them."""
+def resolve(args: list[str], *, remember: bool = False) -> int | None:
+    """Run ``cudaenv resolve ARGS`` without click; None when click must parse them. With
+    ``remember`` (a real process, not a test calling in), an answer that depended only on the words
+    and the files behind them is remembered, and the same question asked again is answered from it
+    (``cudaenv.caching.answers``)."""
     parsed = parse_resolve(args)
     if parsed is None:
         return None
-    from cudaenv.cli.output import reset_json
-    from cudaenv.cli.resolving import run_resolve
+    from cudaenv.cli.output import print_answer, reset_json
 
     reset_json()
     directory, driver, gpus = parsed.pop("directory"), parsed.pop("driver"), parsed.pop("gpus")
     ccs, no_detect, as_json = parsed.pop("compute_capabilities"), parsed.pop("no_detect"), parsed.pop("as_json")
-    return run_resolve(directory, driver=driver, gpus=gpus, compute_capabilities=ccs, no_detect=no_detect,
-                       as_json=as_json, options=parsed)
+    key = None
+    if remember and directory is None:
+        from cudaenv.project.locate import find_config
+
+        if find_config(".") is None:  # a project here is read, and its files are not recorded
+            from cudaenv.caching import answers
+
+            key = answers.key_text("resolve", args)
+            found = answers.recall(key)
+            if found is not None:
+                text, code = found
+                print_answer(text, as_json)
+                return code
+    from cudaenv.cli.resolving import resolve_answer
+
+    data_files = _matrix_inputs() if key is not None else None  # as they are before they are read
+    answer = resolve_answer(directory, driver=driver, gpus=gpus, compute_capabilities=ccs, no_detect=no_detect,
+                            as_json=as_json, options=parsed)
+    print_answer(answer.text, as_json)
+    if data_files is not None and answer.pure:
+        from cudaenv.caching import answers
+
+        answers.remember(key, answer.text, answer.code, [*data_files, *answers.states(answers.loaded_modules())])
+    return answer.code
+
+
+def _matrix_inputs() -> list | None:
+    """The matrix's files and directories with their current state; None when they cannot be
+    listed (the resolution then reports what is wrong, and nothing is remembered)."""
+    from cudaenv.caching import answers
+    from cudaenv.matrix import input_paths
+
+    try:
+        return answers.states(input_paths())
+    except (OSError, ValueError):
+        return None
 
 
 # --- `cudaenv --help` ----------------------------------------------------------------------------
@@ -246,14 +282,15 @@ def run(args: list[str]) -> int | None:
 FAST = ("resolve", "ps", "run", "--help", "-h")  # what the entry point offers this module first
 
 
-def main(args: list[str]) -> int | None:
-    """The exit code when a fast path answered, else None (click takes over)."""
+def main(args: list[str], *, remember: bool = False) -> int | None:
+    """The exit code when a fast path answered, else None (click takes over). ``remember``: this
+    is a real process (the entry point read sys.argv), so answers may be remembered."""
     if args in (["--help"], ["-h"]):
         sys.stdout.write(group_help())
         sys.stdout.flush()
         return 0
     if args and args[0] == "resolve":
-        return resolve(args[1:])
+        return resolve(args[1:], remember=remember)
     if args and args[0] == "ps":
         return ps(args[1:])
     if args and args[0] == "run":

@@ -7,23 +7,43 @@ stdout; human-readable progress and warnings go to stderr.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (`cudaenv ps` does not need it)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 
 _emitted = False  # whether this process already printed its one JSON value
 
 
-def emit_json(payload: Any) -> None:
-    global _emitted
+def json_text(payload: Any) -> str:
+    """The one JSON value as every command prints it."""
     import json
 
+    return json.dumps(payload, indent=2, sort_keys=False) + "\n"
+
+
+def emit_json(payload: Any) -> None:
+    emit_json_text(json_text(payload))
+
+
+def emit_json_text(text: str) -> None:
+    """Print a JSON value already made into text (``json_text``), once per process."""
+    global _emitted
+
     _emitted = True
-    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def print_answer(text: str, as_json: bool) -> None:
+    """A command's whole stdout, already made into text: the JSON value or the human report."""
+    if as_json:
+        emit_json_text(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def json_emitted() -> bool:

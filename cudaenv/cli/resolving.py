@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from cudaenv.cli.output import emit_json
+from cudaenv.cli.output import json_text, print_answer
 from cudaenv.cli.stack_options import constraints_from_options
 
 if TYPE_CHECKING:
@@ -19,6 +19,26 @@ if TYPE_CHECKING:
 def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
                 compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> int:
     """Resolve, print (text or the one JSON object) and return the exit code: 0 a stack, 1 none."""
+    answer = resolve_answer(directory, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
+                            no_detect=no_detect, as_json=as_json, options=options)
+    print_answer(answer.text, as_json)
+    return answer.code
+
+
+class Answer:
+    """What ``resolve`` prints on stdout and exits with, and whether it depended only on the words
+    and the files behind them (no project read, this machine not asked): only then may it be
+    remembered (``cudaenv.caching.answers``)."""
+
+    __slots__ = ("text", "code", "pure")
+
+    def __init__(self, text: str, code: int, pure: bool) -> None:
+        self.text, self.code, self.pure = text, code, pure
+
+
+def resolve_answer(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
+                   compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> Answer:
+    """The resolution as ``resolve`` prints it (bad input raises, as everywhere)."""
     from cudaenv.matrix import load_matrix
     from cudaenv.project.locate import find_config
     from cudaenv.resolver.model import Constraints
@@ -62,11 +82,10 @@ def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, .
     if as_json:
         payload = result.as_dict()
         payload["host"] = target.report()
-        emit_json(payload)
+        text = json_text(payload)
     else:
-        sys.stdout.write(render_resolution(result, target.describe()) + "\n")
-        sys.stdout.flush()
-    return 0 if result.ok else 1
+        text = render_resolution(result, target.describe()) + "\n"
+    return Answer(text, 0 if result.ok else 1, pure=project is None and target.detected is None)
 
 
 def _framework_line(stack: Stack) -> str:

@@ -5,10 +5,9 @@ A bare version means ``==`` that version; anything else must be a PEP 440 specif
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cudaenv.errors import UserError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the fast path reads FRAMEWORK_OPTIONS)
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 

@@ -35,9 +35,29 @@ def _overlay_paths() -> list[str]:
     explicit = os.environ.get("CUDAENV_MATRIX_PATH")
     if explicit is not None:
         return [os.path.expanduser(p) for p in explicit.split(os.pathsep) if p]
-    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    default = os.path.join(config_home, "cudaenv", "matrix")
+    default = _default_overlay()
     return [default] if os.path.isdir(default) else []
+
+
+def _default_overlay() -> str:
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config_home, "cudaenv", "matrix")
+
+
+def input_paths() -> list[str]:
+    """Every path ``load_matrix()`` reads or looks at: the shipped and overlay directories, their
+    ``*.toml`` files, and the default overlay directory whether or not it exists (creating it
+    changes the matrix). What a remembered answer (``cudaenv.caching.answers``) is checked against."""
+    from cudaenv.resources import data_path
+
+    directories = [data_path("matrix"), *_overlay_paths(), _default_overlay()]
+    found = list(directories)
+    for directory in directories:
+        try:
+            found += [entry.path for entry in os.scandir(directory) if entry.name.endswith(".toml")]
+        except OSError:
+            continue
+    return found
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ TOML syntax errors in such a file are not cudaenv's to report.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a remembered answer needs none)
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -1,0 +1,234 @@
+"""`cudaenv resolve` asked the same thing again answers from what it remembered, and only while
+nothing it was computed from has changed: the words, the environment, the matrix files (overlays
+included, even one created later) and cudaenv's own code. Answers that read a project or asked this
+machine are never remembered; neither is bad input. Every test runs the real CLI in a process of
+its own, as a user or a CI loop does."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudaenv.caching import answers
+from tests.unit.host import hide_nvml, path_without_nvidia_smi
+
+REPO = Path(__file__).resolve().parents[3]
+QUESTION = ["resolve", "--torch", ">=2.0", "--python", "3.12", "--driver", "580.65.06", "--json"]
+NEW_TORCH = """
+[[release]]
+version = "2.99.0"
+python = ["3.12", "3.13"]
+source = "overlay test ; read 2026-11-21"
+
+[[release.variant]]
+cuda = "12.8"
+index_url = "https://download.pytorch.org/whl/cu128"
+compute_capabilities = ["8.0", "9.0"]
+"""
+
+
+class Sandbox:
+    """A home, a config directory, a cache and an empty working directory of their own."""
+
+    def __init__(self, root: Path, *, pythonpath: Path | None = None) -> None:
+        self.root = root
+        self.cache = root / "cache"
+        self.config = root / "config"
+        self.work = root / "work"
+        self.work.mkdir(parents=True)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(self.config), CUDAENV_CACHE_DIR=str(self.cache),
+                        PATH=path_without_nvidia_smi())
+        paths = [str(hide_nvml(root / "no-nvml"))] + ([str(pythonpath)] if pythonpath else [])
+        self.env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+    def cudaenv(self, *args: str, imports: bool = False, **env: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, *(["-X", "importtime"] if imports else []), "-m", "cudaenv", *args]
+        return subprocess.run(command, capture_output=True, text=True, cwd=self.work, env={**self.env, **env},
+                              timeout=120, check=False)
+
+    def remembered(self) -> list[Path]:
+        directory = self.cache / "answers"
+        return sorted(directory.glob("*.answer")) if directory.is_dir() else []
+
+
+def imported(proc: subprocess.CompletedProcess) -> set[str]:
+    """Module names from ``-X importtime`` on stderr."""
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    return Sandbox(tmp_path)
+
+
+def test_the_same_question_again_is_answered_without_importing_the_resolver(sandbox):
+    first = sandbox.cudaenv(*QUESTION, imports=True)
+    again = sandbox.cudaenv(*QUESTION, imports=True)
+    assert first.returncode == again.returncode == 0, first.stderr[-2000:]
+    assert again.stdout == first.stdout  # byte for byte the same JSON object
+    assert json.loads(again.stdout)["stack"]["frameworks"]["torch"]
+    assert "cudaenv.resolver.resolve" in imported(first)
+    skipped = {"cudaenv.resolver.resolve", "cudaenv.matrix", "packaging.specifiers", "dataclasses"}
+    assert not skipped & imported(again), skipped & imported(again)
+    assert len(sandbox.remembered()) == 1
+
+
+def test_a_no_stack_answer_is_remembered_with_its_exit_code(sandbox):
+    question = ["resolve", "--torch", "==2.4.1", "--driver", "390.30"]
+    first = sandbox.cudaenv(*question)
+    again = sandbox.cudaenv(*question, imports=True)
+    assert first.returncode == again.returncode == 1
+    assert "no stack fits" in again.stdout and again.stdout == first.stdout
+    assert "cudaenv.resolver.resolve" not in imported(again)
+
+
+def test_an_overlay_directory_created_later_changes_the_answer(sandbox):
+    before = json.loads(sandbox.cudaenv(*QUESTION).stdout)
+    assert before["stack"]["frameworks"]["torch"] != "2.99.0"
+    overlay = sandbox.config / "cudaenv" / "matrix"  # the default overlay directory, absent until now
+    overlay.mkdir(parents=True)
+    (overlay / "torch.toml").write_text(NEW_TORCH)
+    after = json.loads(sandbox.cudaenv(*QUESTION).stdout)
+    assert after["stack"]["frameworks"]["torch"] == "2.99.0"
+
+
+def test_editing_or_removing_an_overlay_file_changes_the_answer(sandbox, tmp_path):
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "torch.toml").write_text(NEW_TORCH)
+    env = {"CUDAENV_MATRIX_PATH": str(overlay)}
+    assert json.loads(sandbox.cudaenv(*QUESTION, **env).stdout)["stack"]["frameworks"]["torch"] == "2.99.0"
+    (overlay / "torch.toml").write_text(NEW_TORCH.replace("2.99.0", "2.98.0"))
+    assert json.loads(sandbox.cudaenv(*QUESTION, **env).stdout)["stack"]["frameworks"]["torch"] == "2.98.0"
+    (overlay / "torch.toml").unlink()
+    assert json.loads(sandbox.cudaenv(*QUESTION, **env).stdout)["stack"]["frameworks"]["torch"] \
+        not in ("2.98.0", "2.99.0")
+
+
+def test_the_environment_is_part_of_the_question(sandbox):
+    question = ["resolve", "--torch", "==2.4.1"]
+    fits = sandbox.cudaenv(*question, CUDAENV_DRIVER_VERSION="550.54.15")
+    old = sandbox.cudaenv(*question, CUDAENV_DRIVER_VERSION="390.30")
+    assert (fits.returncode, old.returncode) == (0, 1)
+    assert "driver 390.30" in old.stdout
+
+
+def test_editing_cudaenv_itself_changes_the_answer(tmp_path):
+    """A development checkout: an edit to any module the answer came from is seen at once."""
+    source = tmp_path / "src"
+    for name in ("cudaenv", "matrix", "templates"):
+        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    sandbox = Sandbox(tmp_path / "run", pythonpath=source)
+    question = ["resolve", "--torch", "==2.4.1", "--driver", "550.54.15"]
+    first = sandbox.cudaenv(*question)
+    assert first.returncode == 0 and "✓ torch 2.4.1" in first.stdout, first.stderr[-2000:]
+    assert sandbox.cudaenv(*question).stdout == first.stdout
+    resolving = source / "cudaenv" / "cli" / "resolving.py"
+    resolving.write_text(resolving.read_text().replace('f"✓ {', 'f"FITS {'))
+    edited = sandbox.cudaenv(*question)
+    assert "FITS torch 2.4.1" in edited.stdout, edited.stdout
+
+
+def test_a_project_here_is_read_every_time_and_never_remembered(sandbox):
+    (sandbox.work / "cudaenv.toml").write_text('[project]\nname = "here"\npython = "3.11"\n\n[frameworks]\ntorch = "2.4.1"\n')
+    question = ["resolve", "--driver", "550.54.15", "--json"]
+    first = sandbox.cudaenv(*question)
+    assert json.loads(first.stdout)["stack"]["frameworks"]["torch"] == "2.4.1", first.stderr[-2000:]
+    (sandbox.work / "cudaenv.toml").write_text('[project]\nname = "here"\npython = "3.11"\n\n[frameworks]\ntorch = "2.5.1"\n')
+    assert json.loads(sandbox.cudaenv(*question).stdout)["stack"]["frameworks"]["torch"] == "2.5.1"
+    assert sandbox.remembered() == []
+
+
+def test_an_answer_that_asked_this_machine_is_never_remembered(sandbox):
+    """No driver declared: the host is asked (here it has no NVIDIA driver), and it could change."""
+    proc = sandbox.cudaenv("resolve", "--torch", "==2.4.1", "--json")
+    assert json.loads(proc.stdout)["host"]["origin"] == "unknown"
+    assert sandbox.remembered() == []
+
+
+def test_bad_input_and_no_cache_remember_nothing(sandbox):
+    bad = sandbox.cudaenv("resolve", "--torch", "==٥", "--driver", "550.54.15", "--json")
+    assert bad.returncode == 2 and json.loads(bad.stdout)["ok"] is False
+    assert sandbox.remembered() == []
+    off = sandbox.cudaenv(*QUESTION, CUDAENV_NO_CACHE="1")
+    assert off.returncode == 0 and sandbox.remembered() == []
+
+
+def test_a_call_from_inside_python_never_remembers(sandbox, monkeypatch, capsys):
+    """Tests and tools that call the entry point in-process may have patched anything."""
+    from cudaenv import entry
+
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(sandbox.cache))
+    with pytest.raises(SystemExit) as ended:
+        entry.main(QUESTION)
+    assert ended.value.code == 0 and json.loads(capsys.readouterr().out)["ok"] is True
+    assert sandbox.remembered() == []
+
+
+def _forge(path: Path, text: str) -> None:
+    fmt, key, watched, _, code = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((fmt, key, watched, text, code)))
+
+
+def test_a_remembered_answer_is_trusted_only_in_a_private_file(sandbox):
+    """The check can fail: the same forged file is printed while private and ignored once the
+    group can write it, or its directory can be written by others."""
+    real = sandbox.cudaenv(*QUESTION).stdout
+    [path] = sandbox.remembered()
+    _forge(path, '{"forged": true}\n')
+    path.chmod(0o600)
+    assert sandbox.cudaenv(*QUESTION).stdout == '{"forged": true}\n'
+    path.chmod(0o620)
+    assert sandbox.cudaenv(*QUESTION).stdout == real
+    [path] = sandbox.remembered()  # written afresh, private again
+    _forge(path, '{"forged": true}\n')
+    path.parent.chmod(0o777)
+    try:
+        assert sandbox.cudaenv(*QUESTION).stdout == real
+    finally:
+        path.parent.chmod(0o700)
+
+
+def test_a_record_holding_anything_but_plain_data_is_ignored(sandbox):
+    real = sandbox.cudaenv(*QUESTION).stdout
+    [path] = sandbox.remembered()
+    fmt, key, watched, _, code = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((fmt, key, watched, compile("print('ran')", "x", "exec"), code)))
+    again = sandbox.cudaenv(*QUESTION)
+    assert again.stdout == real and "ran" not in again.stdout
+    path.write_bytes(b"\x00not marshal")
+    assert sandbox.cudaenv(*QUESTION).stdout == real
+
+
+def test_another_question_whose_short_name_collides_is_not_answered(sandbox, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "c"))
+    answers.remember("question A", "answer A\n", 0, [])
+    short = answers._path("question A")
+    os.replace(short, answers._path("question B"))  # as if B's short name were A's
+    assert answers.recall("question B") is None
+    assert answers.recall("question A") is None  # and A's file is gone
+    answers.remember("question A", "answer A\n", 0, answers.states([str(tmp_path)]))
+    assert answers.recall("question A") == ("answer A\n", 0)
+    os.utime(tmp_path, ns=(1, 1))  # a recorded path changed
+    assert answers.recall("question A") is None
+
+
+def test_the_number_of_remembered_answers_is_bounded(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(answers, "LIMIT", 8)
+    for n in range(20):
+        answers.remember(f"question {n}", f"answer {n}\n", 0, [])
+    kept = list((tmp_path / "answers").glob("*.answer"))
+    assert 4 <= len(kept) <= 8
+    assert answers.recall("question 19") == ("answer 19\n", 0)
+    assert not list((tmp_path / "answers").glob(".*.tmp"))
