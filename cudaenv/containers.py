@@ -11,16 +11,17 @@ import contextlib
 import json
 import re
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 
-from cudaenv.engine import ContainerInfo, ContainerSpec, Engine, GpuRequest, Mount
+from cudaenv.engine import ContainerInfo, Engine
 from cudaenv.errors import CudaenvError, UserError
 from cudaenv.runopts import parse_gpus
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:  # `cudaenv ps` lists containers without loading the matrix or a project
+if TYPE_CHECKING:  # `cudaenv ps` lists containers without loading the matrix, a project or dataclasses
     from pathlib import Path
 
+    from cudaenv.engine.values import ContainerSpec
     from cudaenv.matrix import Matrix
     from cudaenv.project import Project
 
@@ -35,10 +36,9 @@ class IncompatibleHost(CudaenvError):
     """The host's driver cannot run the image's CUDA (exit 1)."""
 
 
-@dataclass(frozen=True)
-class GpuChoice:
-    request: GpuRequest | None
-    held: str  # what the container records as held: "all", "none", "0,1", or "count:2"
+GpuChoice = namedtuple("GpuChoice", ["request", "held"])
+GpuChoice.__doc__ = """The GPUs a container gets: ``request`` (a ``GpuRequest``, None for none) and ``held``, what
+the container records as held: "all", "none", "0,1", or "count:2"."""
 
 
 def inventory() -> list[tuple[str, str | None]]:
@@ -91,6 +91,8 @@ def allocation_lock():
 
 
 def choose_gpus(spec: str, engine: Engine) -> GpuChoice:
+    from cudaenv.engine.values import GpuRequest
+
     kind, value = parse_gpus(spec)
     if kind == "none":
         return GpuChoice(None, "none")
@@ -158,6 +160,8 @@ def build_spec(project: Project, image: str, image_labels: dict, *, command: tup
                env: dict[str, str], ports: dict[str, int | tuple[str, int] | None], shm_size: str | None, ipc: str | None,
                name: str, tty: bool, interactive: bool, ulimits: tuple[str, ...] = ()) -> ContainerSpec:
     from pathlib import Path
+
+    from cudaenv.engine.values import ContainerSpec, Mount
 
     user, user_env = run_user()
     stack = json.loads(image_labels.get(LABEL_STACK, "{}") or "{}")

@@ -1,7 +1,7 @@
 """The container-engine boundary: the only package that talks to Docker.
 
-Everything above this layer speaks in the plain values defined here (``BuildRequest``,
-``ContainerSpec``, ``RunResult``). ``Engine`` is the interface another engine (podman, say) would
+Everything above this layer speaks in plain values (``BuildRequest``, ``ContainerSpec``,
+``RunResult`` in ``cudaenv.engine.values``, importable from here; ``ContainerInfo`` here). ``Engine`` is the interface another engine (podman, say) would
 implement; ``get_engine()`` returns the Docker one. The docker SDK is imported only inside
 ``cudaenv.engine.docker_engine``, so importing this package stays cheap.
 """
@@ -10,116 +10,56 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it the same)
 if TYPE_CHECKING:
-    from pathlib import Path
+    from cudaenv.engine.values import BuildRequest, BuildResult, ContainerSpec, ImageInfo, RunResult
+
+_VALUES = ("BuildRequest", "BuildResult", "ContainerSpec", "GpuRequest", "ImageInfo", "Mount", "RunResult")
+
+
+def __getattr__(name: str):
+    """The value types of ``cudaenv.engine.values``, imported on first use."""
+    if name in _VALUES:
+        from cudaenv.engine import values
+
+        return getattr(values, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 OutputCallback = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class BuildRequest:
-    """An image build: a context directory and a Dockerfile (inside the context or given as text)."""
-
-    context: Path
-    tags: tuple[str, ...]
-    dockerfile: Path | None = None  # default: <context>/Dockerfile
-    dockerfile_text: str | None = None  # rendered in memory; written into a temporary file
-    dockerignore_text: str | None = None  # ignore rules for this build (default: the context's .dockerignore)
-    build_args: Mapping[str, str] = field(default_factory=dict)
-    labels: Mapping[str, str] = field(default_factory=dict)
-    no_cache: bool = False
-    pull: bool = False
-    # BuildKit secrets: id -> path of a file on the build host. Never stored in a layer.
-    secrets: Mapping[str, Path] = field(default_factory=dict)
-    target: str | None = None
-    network: str | None = None  # e.g. "host", for builds that reach a mirror on the build host's loopback
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    image_id: str
-    tags: tuple[str, ...]
-    builder: str  # "buildx", "buildkit" (DOCKER_BUILDKIT=1 on a classic client) or "sdk"
-    log: str
-    seconds: float
-
-
-@dataclass(frozen=True)
-class ImageInfo:
-    """A local image as disk accounting sees it: its layers (diff IDs, oldest first) and history.
-
-    ``history`` is ``(created_by, size)`` per history entry, oldest first, as the engine reports
-    it; ``size`` is the image's total bytes (every layer counted once)."""
-
-    id: str
-    tags: tuple[str, ...]
-    labels: Mapping[str, str]
-    diff_ids: tuple[str, ...]
-    size: int
-    history: tuple[tuple[str, int], ...] = ()
-
-
-@dataclass(frozen=True)
-class Mount:
-    source: Path
-    target: str
-    read_only: bool = False
-
-
-@dataclass(frozen=True)
-class GpuRequest:
-    """Which GPUs a container gets, in the Docker ``DeviceRequest`` vocabulary.
-
-    ``count=-1`` means all GPUs; ``device_ids`` selects by index or UUID. ``None`` for the
-    whole request means no GPU.
-    """
-
-    count: int | None = None
-    device_ids: tuple[str, ...] = ()
-    capabilities: tuple[str, ...] = ("gpu", "compute", "utility")
-
-
-@dataclass(frozen=True)
-class ContainerSpec:
-    """Everything needed to create a container, independent of the engine's API."""
-
-    image: str
-    command: tuple[str, ...] = ()
-    name: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    labels: Mapping[str, str] = field(default_factory=dict)
-    mounts: tuple[Mount, ...] = ()
-    working_dir: str | None = None
-    user: str | None = None
-    gpus: GpuRequest | None = None
-    shm_size: str | None = None
-    ipc_mode: str | None = None
-    ulimits: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # name -> (soft, hard)
-    ports: Mapping[str, int | tuple[str, int] | None] = field(default_factory=dict)  # "8888/tcp" -> port or (address, port)
-    tty: bool = False
-    stdin_open: bool = False
-    init: bool = True
-
-
-@dataclass(frozen=True)
-class RunResult:
-    exit_code: int
-    output: str
-    container_id: str
-
-
-@dataclass(frozen=True)
 class ContainerInfo:
-    id: str
-    name: str
-    image: str
-    status: str  # created, running, exited, ...
-    labels: Mapping[str, str]
-    started_at: str  # ISO timestamp from the engine, "" when never started
-    exit_code: int | None = None
+    """A container as listings see it. A small frozen class rather than a dataclass: `cudaenv ps`
+    builds these and nothing else, and importing ``dataclasses`` would be a third of its time."""
+
+    __slots__ = ("id", "name", "image", "status", "labels", "started_at", "exit_code")
+
+    def __init__(self, id: str, name: str, image: str, status: str, labels: Mapping[str, str],  # noqa: A002
+                 started_at: str, exit_code: int | None = None) -> None:
+        set_field = object.__setattr__
+        set_field(self, "id", id)
+        set_field(self, "name", name)
+        set_field(self, "image", image)
+        set_field(self, "status", status)  # created, running, exited, ...
+        set_field(self, "labels", labels)
+        set_field(self, "started_at", started_at)  # ISO timestamp from the engine, "" when never started
+        set_field(self, "exit_code", exit_code)
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} (ContainerInfo is frozen)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} (ContainerInfo is frozen)")
+
+    def __eq__(self, other) -> bool:
+        return self._fields() == other._fields() if type(other) is type(self) else NotImplemented
+
+    def __repr__(self) -> str:
+        return "ContainerInfo(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
 
 
 class Engine(abc.ABC):

@@ -12,8 +12,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
-from cudaenv.engine import (BuildRequest, BuildResult, ContainerInfo, ContainerSpec, Engine, ImageInfo, OutputCallback,
-                            RunResult)
+from cudaenv.engine import ContainerInfo, Engine, OutputCallback
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from cudaenv.engine.values import BuildRequest, BuildResult, ContainerSpec, ImageInfo, RunResult
 from cudaenv.errors import EngineError, UlimitRefused
 
 def find_cli_builder():
@@ -201,6 +204,8 @@ class DockerEngine(Engine):
             raise EngineError(f"could not create a container from {spec.image!r}: {exc.explanation or exc}") from exc
 
     def run(self, spec: ContainerSpec, *, remove: bool = True, timeout: float | None = None) -> RunResult:
+        from cudaenv.engine.values import RunResult
+
         container = self._create(spec)
         try:
             start_container(container, spec.ulimits, f"a container from {spec.image!r}")
@@ -222,6 +227,7 @@ class DockerEngine(Engine):
         """Which of ``ulimits`` this daemon cannot grant (rootless Docker, a daemon started with a
         low hard limit), found once by starting ``true`` in ``image`` and remembered per daemon."""
         from cudaenv.engine import limits_memory
+        from cudaenv.engine.values import ContainerSpec
 
         key = f"{os.environ.get('DOCKER_HOST', 'default')}|{self._daemon_id()}"
         wanted = {name: value for name, value in ulimits.items()}
@@ -277,6 +283,8 @@ class DockerEngine(Engine):
             if exc.status_code == 404:
                 return None
             raise EngineError(f"could not inspect image {image!r}: {exc.explanation or exc}") from exc
+        from cudaenv.engine.values import ImageInfo
+
         return ImageInfo(
             id=attrs["Id"], tags=tuple(t for t in attrs.get("RepoTags") or () if t != "<none>:<none>"),
             labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
@@ -538,6 +546,8 @@ class DockerEngine(Engine):
             raise EngineError(f"container {container.name} is {container.status}, not running")
         result = container.exec_run(list(command), user=user or "", environment=dict(env or {}), demux=False)
         output = (result.output or b"").decode("utf-8", errors="replace")
+        from cudaenv.engine.values import RunResult
+
         return RunResult(exit_code=int(result.exit_code or 0), output=output, container_id=container.id)
 
     def interactive_argv(self, container_id: str, *, exec_command: Sequence[str] | None = None) -> list[str]:
