@@ -91,13 +91,17 @@ def recall(key: str) -> tuple[str, int] | None:
     return text, code
 
 
-def loaded_modules() -> list[str]:
-    """The source (or extension) file of every module this process has loaded."""
+def module_states() -> list[tuple[str, tuple[int, int]]] | None:
+    """The file of every module this process has loaded, with its state; None when one of them
+    cannot be looked at (a module inside a zip archive, say), since a change to it would go unseen."""
     found = []
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
-            found.append(path)
+            state = _state(path)
+            if state is None:
+                return None
+            found.append((path, state))
     return found
 
 

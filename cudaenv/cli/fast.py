@@ -130,7 +130,9 @@ def resolve(args: list[str], *, remember: bool = False) -> int | None:
     if data_files is not None and answer.pure:
         from cudaenv.caching import answers
 
-        answers.remember(key, answer.text, answer.code, [*data_files, *answers.states(answers.loaded_modules())])
+        code_files = answers.module_states()
+        if code_files is not None:
+            answers.remember(key, answer.text, answer.code, [*data_files, *code_files])
     return answer.code
 
 

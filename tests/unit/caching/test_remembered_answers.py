@@ -232,3 +232,15 @@ def test_the_number_of_remembered_answers_is_bounded(tmp_path, monkeypatch):
     assert 4 <= len(kept) <= 8
     assert answers.recall("question 19") == ("answer 19\n", 0)
     assert not list((tmp_path / "answers").glob(".*.tmp"))
+
+
+def test_code_that_cannot_be_looked_at_means_nothing_is_remembered(monkeypatch, tmp_path):
+    """A module loaded from somewhere os.stat cannot see (inside a zip archive) could change
+    unseen, so an answer computed with it loaded is not kept."""
+    import types
+
+    assert answers.module_states()  # this process's own modules can all be looked at
+    zipped = types.ModuleType("zipped_helper")
+    zipped.__file__ = str(tmp_path / "helpers.zip" / "zipped_helper.py")
+    monkeypatch.setitem(sys.modules, "zipped_helper", zipped)
+    assert answers.module_states() is None
