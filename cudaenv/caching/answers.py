@@ -5,13 +5,14 @@ Scripts and CI call ``cudaenv resolve`` in loops with the same words; each call 
 time importing code (about 40 ms here) to redo a resolution whose inputs have not changed
 (issue #14). An answer is remembered only when it was a pure function of what is recorded with it:
 
-* the key: the command and its words, every ``CUDAENV_*`` variable, ``HOME`` and
-  ``XDG_CONFIG_HOME`` (where matrix overlays are looked for), the interpreter, its version and
+* the key: the command and its words, the environment it reads (``ENVIRONMENT``: the declared
+  target, the overlay path, where the default overlay directory is; nothing else, so no
+  credential is ever written down), the working directory, the interpreter, its version and
   ``sys.path``;
-* the files it was computed from, each with its size and modification time: every module the
-  answering process had loaded (cudaenv, ``packaging``, the standard library), every matrix
-  directory and file (shipped and overlays), and the default overlay directory even where it does
-  not exist yet, so creating it counts as a change.
+* the files it was computed from, each with its identity, size, modification and change time:
+  every module the answering process had loaded (cudaenv, ``packaging``, the standard library),
+  every ``.py`` file of cudaenv, every matrix directory and file (shipped and overlays), and the
+  default overlay directory even where it does not exist yet, so creating it counts as a change.
 
 The caller decides what is pure: ``resolve`` remembers nothing when it read a project or asked
 this machine for its driver and GPUs. A remembered answer is used only when the key is the same
@@ -31,9 +32,18 @@ import sys
 from cudaenv import __version__
 from cudaenv.caching import enabled, read_private, root, write_private
 
-FORMAT = 1  # bump when the record below changes
+FORMAT = 2  # bump when the record below changes
 LIMIT = 256  # answers kept; writing one more drops the oldest half
-_ENVIRONMENT = ("HOME", "XDG_CONFIG_HOME")  # beside every CUDAENV_* variable
+# The environment an answer may depend on: what ``resolve`` reads (the declared target, the matrix
+# overlays and where the default overlay directory is), named one by one so that nothing else, a
+# registry password least of all, is ever written into an answer's file. A test reads every
+# CUDAENV_* name in the modules a resolution loads and requires each to be here or in NOT_INPUTS.
+ENVIRONMENT = ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS", "CUDAENV_MATRIX_PATH", "HOME", "XDG_CONFIG_HOME")
+NOT_INPUTS = {  # read on the way, but never part of what an answer says
+    "CUDAENV_CACHE_DIR": "where answers are kept",
+    "CUDAENV_NO_CACHE": "whether they are kept at all",
+    "CUDAENV_NVML_MODULE": "read only when this machine is asked, and such answers are never kept",
+}
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -45,10 +55,12 @@ def directory() -> str:
 
 
 def key_text(command: str, words: list[str]) -> str:
-    """Everything besides files that an answer depends on, as one text."""
-    environment = sorted((name, value) for name, value in os.environ.items()
-                         if name.startswith("CUDAENV_") or name in _ENVIRONMENT)
-    return repr((FORMAT, __version__, sys.version, sys.executable, sys.path, command, words, environment))
+    """Everything besides files that an answer depends on, as one text. The working directory is
+    part of it: a relative overlay path (``CUDAENV_MATRIX_PATH=overlay``) means another directory
+    elsewhere."""
+    environment = [(name, os.environ.get(name)) for name in ENVIRONMENT]
+    return repr((FORMAT, __version__, sys.version, sys.executable, sys.path, os.getcwd(), command, words,
+                 environment))
 
 
 def _path(key: str) -> str:
@@ -59,12 +71,13 @@ def _path(key: str) -> str:
 
 
 def _state(path: str):
-    """What a recorded file looks like now: (size, mtime_ns), or None when it is not there."""
+    """What a recorded file looks like now, or None when it is not there: its identity, size,
+    modification time and change time (which also moves on chmod, chown and rename)."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (info.st_size, info.st_mtime_ns)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def recall(key: str) -> tuple[str, int] | None:
@@ -91,12 +104,18 @@ def recall(key: str) -> tuple[str, int] | None:
     return text, code
 
 
-def module_states() -> list[tuple[str, tuple[int, int]]] | None:
-    """The file of every module this process has loaded, with its state; None when one of them
-    cannot be looked at (a module inside a zip archive, say), since a change to it would go unseen."""
+def code_states() -> list[tuple[str, tuple]] | None:
+    """Every module file this process has loaded and every ``.py`` file of cudaenv itself (some,
+    such as the matrix loader, shape an answer without being loaded when the matrix comes from its
+    cache), with their states; None when one cannot be looked at (a module inside a zip archive,
+    say), since a change to it would go unseen."""
+    paths = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cudaenv/caching/.. = cudaenv
+    for folder, folders, files in os.walk(package):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        paths += [os.path.join(folder, name) for name in files if name.endswith(".py")]
     found = []
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
+    for path in paths:
         if isinstance(path, str):
             state = _state(path)
             if state is None:
@@ -128,9 +147,16 @@ def remember(key: str, text: str, code: int, watched: Iterable[tuple[str, tuple[
 
 
 def _bound() -> None:
-    """At most ``LIMIT`` answers: past that, the older half goes."""
+    """At most ``LIMIT`` answers: past that, the older half goes. A temporary file an interrupted
+    write left behind goes after an hour."""
+    import time
+
     try:
-        entries = [e for e in os.scandir(directory()) if e.name.endswith(".answer")]
+        found = list(os.scandir(directory()))
+        for entry in found:
+            if entry.name.endswith(".tmp") and entry.stat().st_mtime < time.time() - 3600:
+                os.unlink(entry.path)
+        entries = [e for e in found if e.name.endswith(".answer")]
         if len(entries) <= LIMIT:
             return
         entries.sort(key=lambda e: e.stat().st_mtime_ns)

@@ -130,7 +130,7 @@ def resolve(args: list[str], *, remember: bool = False) -> int | None:
     if data_files is not None and answer.pure:
         from cudaenv.caching import answers
 
-        code_files = answers.module_states()
+        code_files = answers.code_states()
         if code_files is not None:
             answers.remember(key, answer.text, answer.code, [*data_files, *code_files])
     return answer.code

@@ -37,7 +37,9 @@ FORMAT = 3  # bump when the encoding below changes
 _SUFFIX = ".marshal"
 
 
-CODE = ("model.py", "builds.py", "load.py", "validate.py", "__init__.py", "cache.py")  # what shapes the cached data
+# what shapes the cached data: this package's code and the modules its loader and checks use
+CODE = ("model.py", "builds.py", "load.py", "validate.py", "gpus.py", "__init__.py", "cache.py",
+        "../versions.py", "../references.py", "../errors.py")
 
 
 _KEYS: dict[str, str] = {}  # short key -> the full text it stands for (this process's keys)
@@ -51,7 +53,7 @@ def key_text(directories: list) -> str:
         stat = os.stat(os.path.join(here, name))
         parts.append(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}")
     for directory in directories:
-        parts.append(f"dir:{directory}")
+        parts.append(f"dir:{os.path.abspath(directory)}")  # a relative overlay path is another place elsewhere
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:

@@ -50,8 +50,11 @@ class Sandbox:
         paths = [str(hide_nvml(root / "no-nvml"))] + ([str(pythonpath)] if pythonpath else [])
         self.env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
 
-    def cudaenv(self, *args: str, imports: bool = False, **env: str) -> subprocess.CompletedProcess:
-        command = [sys.executable, *(["-X", "importtime"] if imports else []), "-m", "cudaenv", *args]
+    def cudaenv(self, *args: str, imports: bool = False, script: bool = False, **env: str) -> subprocess.CompletedProcess:
+        """``python -m cudaenv ARGS``; with ``script`` the way the console script starts it, where
+        the working directory is not on sys.path."""
+        start = ["-c", "from cudaenv.entry import main; main()"] if script else ["-m", "cudaenv"]
+        command = [sys.executable, *(["-X", "importtime"] if imports else []), *start, *args]
         return subprocess.run(command, capture_output=True, text=True, cwd=self.work, env={**self.env, **env},
                               timeout=120, check=False)
 
@@ -239,8 +242,91 @@ def test_code_that_cannot_be_looked_at_means_nothing_is_remembered(monkeypatch, 
     unseen, so an answer computed with it loaded is not kept."""
     import types
 
-    assert answers.module_states()  # this process's own modules can all be looked at
+    assert answers.code_states()  # this process's own modules can all be looked at
     zipped = types.ModuleType("zipped_helper")
     zipped.__file__ = str(tmp_path / "helpers.zip" / "zipped_helper.py")
     monkeypatch.setitem(sys.modules, "zipped_helper", zipped)
-    assert answers.module_states() is None
+    assert answers.code_states() is None
+
+
+def test_an_edit_to_code_the_answer_did_not_load_still_counts(tmp_path):
+    """With the matrix read from its cache the loader and its checks are never imported, yet they
+    decide what the matrix is: an edit to any of cudaenv's files is a change."""
+    source = tmp_path / "src"
+    for name in ("cudaenv", "matrix", "templates"):
+        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    sandbox = Sandbox(tmp_path / "run", pythonpath=source)
+    question = ["resolve", "--torch", "==2.4.1", "--driver", "550.54.15"]
+    assert sandbox.cudaenv(*question).returncode == 0  # the matrix cache is written
+    shutil.rmtree(sandbox.cache / "answers")
+    second = sandbox.cudaenv(*question, imports=True)  # matrix from its cache: no loader imported
+    assert "cudaenv.matrix.validate" not in imported(second) and sandbox.remembered()
+    validate = source / "cudaenv" / "matrix" / "validate.py"
+    validate.write_text(validate.read_text() + "\n\ndef check_cross_references(matrix):\n"
+                        "    raise MatrixError('edited checks refuse the matrix')\n")
+    edited = sandbox.cudaenv(*question)
+    assert edited.returncode == 2 and "edited checks refuse the matrix" in edited.stderr
+
+
+def test_only_the_environment_resolve_reads_is_written_down(sandbox):
+    """A password in the environment (for `cudaenv push`) never lands in an answer's file, and
+    does not make every call a new question."""
+    secrets = {"CUDAENV_REGISTRY_PASSWORD": "hunter2-secret",
+               "CUDAENV_PYTHON_INDEX": "https://u:tok3n@pypi.corp/simple"}
+    first = sandbox.cudaenv(*QUESTION, **secrets)
+    again = sandbox.cudaenv(*QUESTION, imports=True, CUDAENV_REGISTRY_PASSWORD="rotated")
+    assert first.returncode == again.returncode == 0 and again.stdout == first.stdout
+    assert "cudaenv.resolver.resolve" not in imported(again)
+    [path] = sandbox.remembered()
+    assert b"hunter2" not in path.read_bytes() and b"tok3n" not in path.read_bytes()
+
+
+def test_every_variable_a_resolution_reads_is_keyed_or_known_not_to_matter(sandbox):
+    """Read the CUDAENV_* names in every cudaenv module a resolution loads (the host asked too, so
+    detection's modules count): each must be in ENVIRONMENT or NOT_INPUTS, so a variable added to
+    the resolve path later cannot be forgotten by the key."""
+    import importlib.util
+    import re
+
+    proc = sandbox.cudaenv("resolve", "--torch", "==2.4.1", "--gpu", "A100", imports=True)
+    detected = sandbox.cudaenv("resolve", "--torch", "==2.4.1", imports=True)
+    assert proc.returncode in (0, 1) and detected.returncode in (0, 1), proc.stderr[-2000:]
+    modules = {name for name in imported(proc) | imported(detected) if name.startswith("cudaenv")}
+    assert "cudaenv.host" in modules and "cudaenv.target" in modules
+    names = set()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        if spec and spec.origin and spec.origin.endswith(".py"):
+            names |= set(re.findall(r"CUDAENV_[A-Z0-9_]+", Path(spec.origin).read_text()))
+    assert {"CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS", "CUDAENV_MATRIX_PATH"} <= names
+    unknown = {n for n in names if n not in answers.ENVIRONMENT and n not in answers.NOT_INPUTS}
+    assert not unknown, f"read on the resolve path but neither keyed nor known not to matter: {unknown}"
+
+
+def test_a_relative_overlay_path_means_each_directory_its_own(tmp_path):
+    """CUDAENV_MATRIX_PATH=overlay names another directory wherever cudaenv runs: two copies with
+    the same sizes and times but other content must not share an answer."""
+    sandbox = Sandbox(tmp_path / "sandbox")
+    found = {}
+    for place, version in (("a", "2.99.0"), ("b", "2.98.0")):
+        overlay = tmp_path / place / "overlay"
+        overlay.mkdir(parents=True)
+        (overlay / "torch.toml").write_text(NEW_TORCH.replace("2.99.0", version))
+        os.utime(overlay / "torch.toml", ns=(10**18, 10**18))
+        sandbox.work = tmp_path / place
+        found[place] = json.loads(sandbox.cudaenv(*QUESTION, script=True, CUDAENV_MATRIX_PATH="overlay").stdout)
+    assert found["a"]["stack"]["frameworks"]["torch"] == "2.99.0"
+    assert found["b"]["stack"]["frameworks"]["torch"] == "2.98.0"
+
+
+def test_a_permission_change_alone_is_a_change(sandbox, tmp_path):
+    """chmod moves a file's change time, not its modification time; an overlay made unreadable
+    must be reported, not answered around."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "torch.toml").write_text(NEW_TORCH)
+    env = {"CUDAENV_MATRIX_PATH": str(overlay)}
+    assert sandbox.cudaenv(*QUESTION, **env).returncode == 0
+    (overlay / "torch.toml").chmod(0o640)
+    again = sandbox.cudaenv(*QUESTION, imports=True, **env)
+    assert again.returncode == 0 and "cudaenv.resolver.resolve" in imported(again)  # answered afresh
