@@ -4,8 +4,9 @@
 
 Two fleets: every project fits the host driver, and the same fleet with a few projects that need
 a driver upgrade (so the upgrade search runs). Each measurement is one in-process `plan()` call
-with the matrix already loaded, run in a fresh interpreter of the checkout being measured; with
-``--baseline`` the other checkout's interpreter runs interleaved with this one.
+with the matrix already loaded, run in a fresh interpreter with the checkout being measured first
+on ``sys.path``; with ``--baseline`` the other checkout (no virtualenv needed there) runs
+interleaved with this one.
 """
 
 from __future__ import annotations
@@ -60,11 +61,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--projects", type=int, default=1000)
-    parser.add_argument("--baseline", type=Path, help="another checkout with its own .venv (e.g. main)")
+    parser.add_argument("--baseline", type=Path, help="another checkout (e.g. `git archive <commit> | tar -x`)")
     args = parser.parse_args()
     sides = {"this": (sys.executable, ROOT)}
-    if args.baseline:
-        sides["baseline"] = (str(args.baseline / ".venv" / "bin" / "python"), args.baseline)
+    if args.baseline:  # run by this interpreter with the checkout first on sys.path, as the other benches do
+        sides["baseline"] = (sys.executable, args.baseline.resolve())
     samples: dict[str, list[tuple[float, float, str]]] = {name: [] for name in sides}
     for _ in range(args.runs):
         for name, (python, root) in sides.items():
