@@ -14,7 +14,6 @@ it — a short proof, not a dump of every rejected candidate.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, replace
 from itertools import chain, islice, product
@@ -109,6 +108,8 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
     if constraints.os is not None:
         known_os = sorted({o for image in matrix.images for o in image.os})
         if constraints.os not in known_os:
+            import difflib  # only for a suggestion when the name is unknown
+
             near = difflib.get_close_matches(constraints.os, known_os, n=3)
             raise UnknownVersion(f"os {constraints.os!r} is not an nvidia/cuda image OS in the matrix"
                                  + (f"; nearest: {', '.join(near)}" if near else f"; known: {', '.join(known_os)}"),
@@ -130,6 +131,8 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
                 continue  # a range PyPI admits (torchvision_range for torch 2.14.1) covers it
         if not any(specifier_contains(spec, v) for v in known):
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
+            import difflib  # only for a suggestion when no release matches
+
             near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
             raise UnknownVersion(f"{name} {_spec_text(spec)} matches no release in the matrix{hint} "
