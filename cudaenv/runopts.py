@@ -23,7 +23,7 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
     if re.fullmatch(r"[1-9][0-9]{0,3}", text):  # ASCII digits only; no host has 10,000 GPUs
         return "count", int(text)
     ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
-    if ids and all(re.fullmatch(r"[0-9]+|GPU-[0-9a-fA-F-]+|MIG-[A-Za-z0-9_/-]+", i) for i in ids):
+    if ids and all(re.fullmatch(r"[0-9]{1,4}|GPU-[0-9a-fA-F-]{1,64}|MIG-[A-Za-z0-9_/-]{1,80}", i) for i in ids):
         return "ids", ids
     raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.resolver.model import Host, TargetGpu
-from cudaenv.versions import is_numeric
+from cudaenv.versions import is_driver_version, is_numeric
 
 if TYPE_CHECKING:  # detection (subprocess, NVML) is imported only when a command detects
     from cudaenv.host import DetectedGpu, HostInfo
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # detection (subprocess, NVML) is imported only when a comman
 
 def check_driver_text(value: str, where: str) -> str:
     value = value.strip()
-    if not is_numeric(value, min_parts=2):
+    if not is_driver_version(value):
         raise UserError(f"{where}: expected a driver version like 535.104.05, got {value!r}")
     return value
 

@@ -37,6 +37,15 @@ def numeric_key(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
+# An NVIDIA Linux driver version as nvidia-smi prints it: a branch of three or four digits, then
+# one or two numeric parts (418.39, 535.104.05, 580.65.06). "1.0" or "535.104.05.1" is a typo.
+_DRIVER = re.compile(r"^[1-9][0-9]{2,3}\.[0-9]{1,3}(\.[0-9]{1,3})?$")
+
+
+def is_driver_version(text: str) -> bool:
+    return isinstance(text, str) and _DRIVER.fullmatch(text) is not None
+
+
 def major_minor(text: str) -> str:
     """``"12.4.1"`` -> ``"12.4"``."""
     parts = text.split(".")

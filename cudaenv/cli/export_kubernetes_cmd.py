@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
+from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, Count, ProjectDirectory
 
-@click.command("kubernetes", context_settings={"ignore_unknown_options": True})
-@click.argument("directory", required=False, default=".",
-                type=click.Path(file_okay=False, exists=True, path_type=Path))
+
+@click.command("kubernetes", cls=CommandAfterDashes, context_settings={"ignore_unknown_options": True})
+@click.argument("directory", required=False, default=".", type=ProjectDirectory())
 @click.option("--kind", type=click.Choice(["job", "deployment"]), default="job", show_default=True,
               help="A Job (runs to completion) or a Deployment (kept running).")
 @click.option("--image", default=None, metavar="REF",
@@ -17,15 +18,15 @@ import click
                    "Default: the digest `cudaenv push` recorded (cudaenv.pushed.json).")
 @click.option("--name", default=None, help="metadata.name and the container's name (default: the project's name).")
 @click.option("--namespace", default=None, help="metadata.namespace (default: none, kubectl's current namespace).")
-@click.option("--gpus", type=int, default=None, metavar="N",
+@click.option("--gpus", type=GPU_COUNT, default=None, metavar="N",
               help="GPUs per pod (resources.limits nvidia.com/gpu); default from [run] gpus. 0: none, no GPU affinity.")
 @click.option("--runtime-class", default=None, metavar="NAME",
               help="spec.runtimeClassName, for clusters whose NVIDIA runtime is a RuntimeClass (e.g. nvidia).")
 @click.option("--user", default=None, metavar="UID[:GID]",
               help="runAsUser/runAsGroup (default: the numeric user `cudaenv build` puts in the image).")
 @click.option("--shm-size", default=None, metavar="SIZE", help="/dev/shm size (default [run] shm_size), e.g. 16g.")
-@click.option("--replicas", type=int, default=None, metavar="N", help="--kind deployment: replicas (default 1).")
-@click.option("--backoff-limit", type=int, default=None, metavar="N", help="--kind job: retries (default 0).")
+@click.option("--replicas", type=Count(0, 2**31 - 1), default=None, metavar="N", help="--kind deployment: replicas (default 1).")
+@click.option("--backoff-limit", type=Count(0, 2**31 - 1), default=None, metavar="N", help="--kind job: retries (default 0).")
 @click.option("-e", "--env", "env", multiple=True, help="Set NAME=value in the container (on top of [run] env).")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="Write the manifest into DIR (NAME-KIND.yaml) instead of printing it.")

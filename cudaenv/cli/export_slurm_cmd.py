@@ -6,17 +6,18 @@ from pathlib import Path
 
 import click
 
+from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, ProjectDirectory
 
-@click.command("slurm", context_settings={"ignore_unknown_options": True})
-@click.argument("directory", required=False, default=".",
-                type=click.Path(file_okay=False, exists=True, path_type=Path))
+
+@click.command("slurm", cls=CommandAfterDashes, context_settings={"ignore_unknown_options": True})
+@click.argument("directory", required=False, default=".", type=ProjectDirectory())
 @click.option("--runtime", type=click.Choice(["pyxis", "apptainer", "docker"]), default="pyxis", show_default=True,
               help="How nodes start containers: pyxis/enroot (srun --container-image), Apptainer, or Docker.")
 @click.option("--image", default=None, metavar="REF",
               help="The image as the nodes pull it, best by digest (REGISTRY/PATH@sha256:...). "
                    "Default: the digest `cudaenv push` recorded (cudaenv.pushed.json); for --runtime docker "
                    "without one, the project's local tag.")
-@click.option("--gpus", type=int, default=None, metavar="N", help="GPUs per job (--gres=gpu:N); default from [run] gpus.")
+@click.option("--gpus", type=GPU_COUNT, default=None, metavar="N", help="GPUs per job (--gres=gpu:N); default from [run] gpus.")
 @click.option("--time", "time_limit", default=None, help="Time limit (sbatch --time), e.g. 4:00:00 or 2-00:00:00.")
 @click.option("--partition", default=None, help="Partition(s) (sbatch --partition).")
 @click.option("--account", default=None, help="Account to charge (sbatch --account).")

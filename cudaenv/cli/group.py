@@ -46,10 +46,15 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        if as_json:
-            _fail(exc, exc.exit_code, exc.format_message(), "usage", as_json)
-        exc.show()
-        sys.exit(exc.exit_code)
+        if isinstance(exc, getattr(click.exceptions, "NoArgsIsHelpError", ())):  # bare `cudaenv`: the help
+            exc.show()
+            sys.exit(exc.exit_code)
+        # One line, as for every other bad input: what was wrong, and where the usage is.
+        message = exc.format_message()
+        context = getattr(exc, "ctx", None)
+        if isinstance(exc, click.UsageError) and context is not None:
+            message = f"{message} (see '{context.command_path} --help')"
+        _fail(exc, exc.exit_code, message, "usage", as_json)
     except Exception as exc:  # cudaenv's errors, unreadable files, deep nesting: one line, exit 1 or 2
         end(exc, as_json)
         raise

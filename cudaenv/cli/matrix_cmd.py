@@ -14,7 +14,7 @@ from cudaenv.cli.output import emit_json, json_option, short_list, table
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix, load_matrix
 from cudaenv.matrix.model import row_as_dict
-from cudaenv.versions import is_numeric, major_minor, numeric_key
+from cudaenv.versions import is_driver_version, is_numeric, major_minor, numeric_key
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def _plain(value: Any) -> str:
 def _show_driver(m: Matrix, driver: str, as_json: bool) -> None:
     from cudaenv.resolver.driver import driver_support
 
-    if not is_numeric(driver, min_parts=2):
+    if not is_driver_version(driver):
         raise UserError(f"driver version {driver!r} is not a version like 535.104.05")
     support = driver_support(m, driver)
     branch = m.driver_branch(support.branch)

@@ -9,10 +9,10 @@ import click
 
 from cudaenv.cli import running
 from cudaenv.cli.output import emit_json, json_option
+from cudaenv.cli.params import CommandAfterDashes, ProjectDirectory
 from cudaenv.cli.running import check_run_options, within_daemon_limits  # noqa: F401 (their old home)
 
-DIRECTORY = click.argument("directory", required=False, default=".",
-                           type=click.Path(file_okay=False, exists=True, path_type=Path))
+DIRECTORY = click.argument("directory", required=False, default=".", type=ProjectDirectory())
 
 
 def run_options(func):
@@ -35,20 +35,6 @@ _start = running.start
 _current_image = running.current_image
 _foreground = running.foreground
 _interactive = running.interactive
-
-
-class CommandAfterDashes(click.Command):
-    """Everything after the first ``--`` is the container's command, whole: the optional DIRECTORY
-    must never take its first word (``cudaenv run -- python train.py`` runs python in the project
-    in the current directory)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--" not in args:
-            return super().parse_args(ctx, args)
-        cut = args.index("--")
-        rest = super().parse_args(ctx, args[:cut])
-        ctx.params["command"] = tuple(ctx.params.get("command") or ()) + tuple(args[cut + 1:])
-        return rest
 
 
 @click.command("run", cls=CommandAfterDashes, context_settings={"ignore_unknown_options": True})

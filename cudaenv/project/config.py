@@ -18,7 +18,7 @@ from packaging.specifiers import SpecifierSet
 from cudaenv.errors import UserError, shown
 from cudaenv.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
-from cudaenv.versions import is_numeric, parse_specifier
+from cudaenv.versions import is_driver_version, is_numeric, parse_specifier
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -256,7 +256,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     cuda = reader.section("cuda")
     target = reader.section("target")
     driver = reader.str(target, "target", "driver")
-    if driver is not None and not is_numeric(driver.strip(), min_parts=2):
+    if driver is not None and not is_driver_version(driver.strip()):
         raise reader.fail("target.driver", "a driver version like 535.104.05", driver)
     ccs = reader.str_list(target, "target", "compute_capabilities")
     for cc in ccs:

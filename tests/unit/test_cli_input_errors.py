@@ -29,12 +29,35 @@ def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     (("publish", "--registry", "127.0.0.1:5000/t", "--base-registry", "mirror", "--cuda", "12.4"),
      "--base-registry 'mirror': expected HOST[:PORT]/NAMESPACE"),
     (("matrix", "update", "--index", "file:///srv/pypi"), "--index 'file:///srv/pypi': expected an http(s):// URL"),
+    # a driver is a branch of 3-4 digits and one or two more parts, as nvidia-smi prints it
+    (("resolve", "--torch", "2.6", "--driver", "1.0"), "--driver: expected a driver version like 535.104.05"),
+    (("resolve", "--torch", "2.6", "--driver", "535.104.05.1"), "--driver: expected a driver version like 535.104.05"),
+    (("check", "--driver", "5.3.5.1", "--torch", "2.6"), "expected a driver version like 535.104.05"),
+    (("matrix", "show", "driver", "0.0.0"), "driver version '0.0.0' is not a version like 535.104.05"),
+    # click's own usage errors, in one line with where the usage is
+    (("resolve", "/nonexistent"), "Directory '/nonexistent' does not exist. (see 'cudaenv resolve --help')"),
+    (("matrix", "list", "bogus"), "'bogus' is not one of"),
+    (("export", "slurm", "--runtime", "dockr"), "'dockr' is not one of 'pyxis', 'apptainer', 'docker'"),
+    # counts: ASCII digits, within reason (int() reads "２" as 2 and a hundred digits as a number)
+    (("export", "slurm", "--gpus", "２"), "Invalid value for '--gpus': expected a whole number from 0 to 9999"),
+    (("export", "kubernetes", "--gpus", "1" * 25), "Invalid value for '--gpus': expected a whole number"),
+    # a mistyped option where the optional directory goes is the unknown option it is
+    (("run", "--jsn", "--", "true"), "No such option '--jsn'"),
 ])
 def test_bad_option_values_exit_2_with_one_clear_line(args, expected):
     proc = cudaenv(*args)
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("gpus", ["99999999999999999999999", '"99999999999999999999999"', '"0,12345"', '"２"'])
+def test_a_device_index_past_any_host_is_refused_in_the_config(tmp_path: Path, gpus):
+    (tmp_path / "cudaenv.toml").write_text(f'[cuda]\nversion = "12.4"\n[run]\ngpus = {gpus}\n')
+    proc = cudaenv("lock", str(tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert "run.gpus" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
 def test_an_unknown_gpu_in_the_config_names_the_file_and_the_key_to_use(tmp_path: Path):

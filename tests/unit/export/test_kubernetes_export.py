@@ -270,6 +270,11 @@ BAD = {
     "shm-words": (("--shm-size", "lots"), "--shm-size"),
     "shm-zero": (("--shm-size", "0"), "--shm-size"),
     "gpus-negative": (("--gpus", "-1"), "--gpus"),
+    "gpus-full-width-digit": (("--gpus", "２"), "--gpus"),
+    "gpus-huge": (("--gpus", "99999999999999999999"), "--gpus"),
+    "replicas-full-width-digit": (("--kind", "deployment", "--replicas", "３"), "--replicas"),
+    "replicas-huge": (("--kind", "deployment", "--replicas", "9" * 30), "--replicas"),
+    "backoff-limit-arabic-digit": (("--backoff-limit", "٣"), "--backoff-limit"),
     "user-root": (("--user", "0"), "--user"),
     "user-name": (("--user", "app"), "--user"),
     "user-huge": (("--user", "99999999999"), "--user"),
@@ -289,6 +294,21 @@ def test_bad_values_are_refused_in_one_line(project, env, case):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and where in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_without_a_directory_the_command_after_dashes_is_the_command(project, env):
+    """`cudaenv export kubernetes -- python eval.py` in the project: the project is `.`, and
+    `python` is the first word of the command, never taken for the directory."""
+    proc = cudaenv("export", "kubernetes", "--image", IMAGE, "--", "python", "eval.py", env=env, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    [container] = yaml.safe_load(proc.stdout)["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == ["python", "eval.py"]
+
+
+def test_a_mistyped_option_where_the_directory_goes_is_named_as_such(project, env):
+    proc = cudaenv("export", "kubernetes", "--jsn", "--", "true", env=env, cwd=project)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "No such option '--jsn'" in proc.stderr, proc.stderr
 
 
 def test_without_an_image_or_a_push_the_export_says_how_to_get_one(project, env):

@@ -1,0 +1,70 @@
+"""Option types the command line shares, stricter than click's own.
+
+click's ``int`` reads whatever Python's ``int()`` reads: ``２`` (a full-width digit) is 2 and a
+number of a hundred digits is a number. A count a user typed is bad input unless it is written in
+ASCII digits and within reason, and the error says so in one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+class Count(click.ParamType):
+    """A whole number in ASCII digits from ``low`` to ``high``."""
+
+    name = "count"
+
+    def __init__(self, low: int = 0, high: int = 9999) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip()
+            if not (text.isascii() and text.isdigit()) or len(text) > len(str(self.high)):
+                self.fail(f"expected a whole number from {self.low} to {self.high} in ASCII digits, got {value!r}",
+                          param, ctx)
+            number = int(text)
+        if not self.low <= number <= self.high:
+            self.fail(f"expected a whole number from {self.low} to {self.high}, got {number}", param, ctx)
+        return number
+
+    def __repr__(self) -> str:
+        return f"Count({self.low}, {self.high})"
+
+
+GPU_COUNT = Count(0, 9999)  # = runopts: no host (or pod) has 10,000 GPUs
+
+
+class ProjectDirectory(click.Path):
+    """An existing directory. Commands that pass unknown options on to a container command
+    (``run``, ``export kubernetes``/``slurm``) would otherwise take a mistyped option for the
+    directory and say "Directory '--jsn' does not exist"; a word starting with ``-`` where the
+    directory goes is reported as the unknown option it is (a directory whose name starts with
+    ``-`` is written ``./-name``)."""
+
+    def __init__(self) -> None:
+        from pathlib import Path
+
+        super().__init__(file_okay=False, exists=True, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.startswith("-"):
+            raise click.NoSuchOption(value, ctx=ctx)
+        return super().convert(value, param, ctx)
+
+
+class CommandAfterDashes(click.Command):
+    """Everything after the first ``--`` is the container's command, whole: the optional DIRECTORY
+    must never take its first word (``cudaenv run -- python train.py`` runs python in the project
+    in the current directory)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            return super().parse_args(ctx, args)
+        cut = args.index("--")
+        rest = super().parse_args(ctx, args[:cut])
+        ctx.params["command"] = tuple(ctx.params.get("command") or ()) + tuple(args[cut + 1:])
+        return rest
