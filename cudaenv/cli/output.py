@@ -71,7 +71,7 @@ def error_object(exc: BaseException, *, code: str, message: str | None = None) -
     field = getattr(exc, "field", None)
     parts = text.split(": ")
     head = parts[0]
-    looks_like_file = not head.startswith("-") and "'" not in head and (
+    looks_like_file = not head.startswith("-") and "'" not in head and "://" not in head and (
         "/" in head or head.split(" [")[0].endswith((".toml", ".lock", ".txt", ".json")))
     if file is None and len(parts) > 1 and looks_like_file:
         file = parts[0].split(" [")[0]

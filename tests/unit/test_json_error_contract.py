@@ -43,3 +43,29 @@ def test_resolve_without_a_directory_uses_the_project_here_and_flags_replace_its
 def test_resolve_in_a_directory_without_a_project_answers_for_the_flags_alone(tmp_path):
     proc = cudaenv("resolve", "--json", "--no-detect", "--torch", "2.6", cwd=tmp_path)
     assert proc.returncode == 0 and json.loads(proc.stdout)["stack"]["frameworks"]["torch"].startswith("2.6")
+
+
+def test_every_error_code_cudaenv_can_print_is_in_the_readme():
+    """Scripts branch on `code`: each one an error class carries (or the failure handler maps to)
+    is listed where the README promises the list."""
+    listed = set(re.findall(r"`([a-z-]+)`", re.search(r"`code` is one of (.+?); `file`", README.read_text(),
+                                                      re.S).group(1)))
+    source = Path(__file__).resolve().parents[2] / "cudaenv"
+    used = set()
+    for path in source.rglob("*.py"):
+        text = path.read_text()
+        used |= set(re.findall(r'^\s+code(?::\s*str)?\s*=\s*"([a-z-]+)"', text, re.M))
+        used |= set(re.findall(r'\(errors\.\w+, "([a-z-]+)"\)', text))
+    used |= {"usage", "failed"}  # click's usage errors, and anything else (cudaenv.cli.failure)
+    assert {"bad-input", "no-stack", "index-unreachable"} <= used
+    assert used <= listed, f"codes missing from the README: {sorted(used - listed)}"
+
+
+def test_a_message_about_a_url_does_not_name_the_url_as_the_file():
+    from cudaenv.cli.output import error_object
+
+    found = error_object(OSError(), code="index-unreachable",
+                         message="cannot reach https://download.pytorch.org/whl/cu124/ (DNS lookup failed): try again")
+    assert found["error"]["file"] is None
+    named = error_object(OSError(), code="bad-input", message="proj/cudaenv.toml: run.gpus: expected all")
+    assert named["error"]["file"] == "proj/cudaenv.toml" and named["error"]["field"] == "run.gpus"
