@@ -25,6 +25,7 @@ def compose(directories, output, force, name, gpus, gpu_count) -> None:
     [run] settings (env, ports, shm_size/ipc, ulimits, command), the project mounted at
     /workspace, your UID:GID, and GPUs as Compose device reservations (driver nvidia):
 
+    \b
         cudaenv export compose ./detector ./segmenter --gpus auto -o compose.yaml
         docker compose -f compose.yaml up
     """

@@ -40,6 +40,7 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
     Discovery labels whose driver and GPU can run the locked stack (the rules `cudaenv check`
     applies), mounts [run] shm_size of memory at /dev/shm, and runs as the image's non-root user:
 
+    \b
         cudaenv push . --registry registry.example.com/ml
         cudaenv export kubernetes . -- python train.py | kubectl apply -f -
     """

@@ -35,6 +35,7 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
     The stack comes from cudaenv.lock. Where the site tags nodes with features, describe them in
     [cluster.slurm.features] and the script asks for the ones that can run the stack:
 
+    \b
         cudaenv export slurm . --runtime pyxis --image reg.example.com/team/det@sha256:... \\
             --time 4:00:00 --partition gpu -- python train.py > train.sbatch
     """

@@ -52,6 +52,7 @@ def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, deta
     files created there belong to you. The container's exit code becomes cudaenv's; Ctrl-C stops
     it and leaves nothing running. Put the command after `--`:
 
+    \b
         cudaenv run . --gpus auto -- python train.py --epochs 3
     """
     url = None

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import click
+import pytest
 from click.testing import CliRunner
 
 import cudaenv
@@ -54,3 +56,22 @@ def test_help_does_not_import_the_docker_sdk():
            "assert 'jinja2' not in sys.modules, 'jinja2 imported at start-up'\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("command", [("export", "slurm"), ("export", "kubernetes"), ("export", "compose"), ("run",)])
+def test_help_examples_are_printed_as_written(command):
+    """An example command in --help is copied into a terminal: click must not rewrap it."""
+    import inspect
+
+    from cudaenv.cli.group import cli
+
+    group = cli
+    ctx = None
+    for name in command:
+        ctx = click.Context(group, info_name=name, parent=ctx)
+        group = group.get_command(ctx, name)
+    written = [line.strip() for line in inspect.getdoc(group.callback).splitlines() if line.strip().startswith("cudaenv ")]
+    assert written
+    shown = [line.strip() for line in group.get_help(click.Context(group, info_name=command[-1])).splitlines()]
+    for line in written:
+        assert line in shown, f"{line!r} rewrapped in --help"
