@@ -109,10 +109,12 @@ def resolve(args: list[str], *, remember: bool = False) -> int | None:
     directory, driver, gpus = parsed.pop("directory"), parsed.pop("driver"), parsed.pop("gpus")
     ccs, no_detect, as_json = parsed.pop("compute_capabilities"), parsed.pop("no_detect"), parsed.pop("as_json")
     key = None
-    if remember and directory is None:
+    if directory is None:
         from cudaenv.project.locate import find_config
 
-        if find_config(".") is None:  # a project here is read, and its files are not recorded
+        if find_config(".") is None:
+            note_unread_dependencies(parsed)
+        if remember and find_config(".") is None:  # a project here is read, and its files are not recorded
             from cudaenv.caching import answers
 
             key = answers.key_text("resolve", args)
@@ -134,6 +136,22 @@ def resolve(args: list[str], *, remember: bool = False) -> int | None:
         if code_files is not None:
             answers.remember(key, answer.text, answer.code, [*data_files, *code_files])
     return answer.code
+
+
+def note_unread_dependencies(options: dict) -> None:
+    """No project here and no framework asked for, yet a requirements file is here: say on stderr
+    that it was not read (the answer is for the options alone), and how to make it a project."""
+    from cudaenv.cli.stack_options import FRAMEWORK_OPTIONS
+    from cudaenv.project.locate import dependency_files
+
+    if any(options.get(f"fw_{name}") for name in FRAMEWORK_OPTIONS):
+        return
+    found = dependency_files(".")
+    if found:
+        sys.stderr.write(f"cudaenv: note: no cudaenv.toml here, so {', '.join(found)} "
+                         f"{'is' if len(found) == 1 else 'are'} not read: this answer is for the options alone "
+                         "(`cudaenv init` makes a project of them)\n")
+        sys.stderr.flush()
 
 
 def _matrix_inputs() -> list | None:

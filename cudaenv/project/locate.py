@@ -48,3 +48,15 @@ def find_config(root: str | os.PathLike) -> Path | None:
         if data:
             return Path(pyproject)
     return None
+
+
+def dependency_files(root: str | os.PathLike) -> list[str]:
+    """The files here that ``cudaenv init`` would read a project's dependencies from (by name
+    only: nothing is parsed). ``resolve`` names them when it answers without a project."""
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    wanted = [n for n in names if n.startswith("requirements") and n.endswith(".txt")]
+    wanted += [n for n in ("pyproject.toml", "environment.yml", "environment.yaml") if n in names]
+    return [n for n in wanted if os.path.isfile(os.path.join(root, n))]

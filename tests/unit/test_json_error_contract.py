@@ -45,6 +45,21 @@ def test_resolve_in_a_directory_without_a_project_answers_for_the_flags_alone(tm
     assert proc.returncode == 0 and json.loads(proc.stdout)["stack"]["frameworks"]["torch"].startswith("2.6")
 
 
+def test_requirements_here_without_a_project_are_named_as_not_read(tmp_path):
+    """A newcomer runs `cudaenv resolve` next to requirements.txt before `cudaenv init`: the answer
+    is for the options alone, and stderr says so (every time, remembered answer or not)."""
+    (tmp_path / "requirements.txt").write_text("torch==2.4.1\n")
+    for _ in range(2):
+        proc = cudaenv("resolve", "--json", "--driver", "550.54.15", cwd=tmp_path)
+        assert proc.returncode == 0 and json.loads(proc.stdout)["stack"]["frameworks"] == {}
+        assert "requirements.txt is not read" in proc.stderr and "cudaenv init" in proc.stderr
+    asked = cudaenv("resolve", "--json", "--driver", "550.54.15", "--torch", "2.4.1", cwd=tmp_path)
+    assert asked.returncode == 0 and asked.stderr == ""
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "2.4.1"\n')
+    project = cudaenv("resolve", "--json", "--driver", "550.54.15", cwd=tmp_path)
+    assert project.stderr == "" and json.loads(project.stdout)["stack"]["frameworks"]["torch"] == "2.4.1"
+
+
 def test_every_error_code_cudaenv_can_print_is_in_the_readme():
     """Scripts branch on `code`: each one an error class carries (or the failure handler maps to)
     is listed where the README promises the list."""
