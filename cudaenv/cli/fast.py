@@ -108,27 +108,29 @@ def resolve(args: list[str], *, remember: bool = False) -> int | None:
     reset_json()
     directory, driver, gpus = parsed.pop("directory"), parsed.pop("driver"), parsed.pop("gpus")
     ccs, no_detect, as_json = parsed.pop("compute_capabilities"), parsed.pop("no_detect"), parsed.pop("as_json")
-    key = None
+    key = note = None
     if directory is None:
         from cudaenv.project.locate import find_config
 
-        if find_config(".") is None:
-            note_unread_dependencies(parsed)
-        if remember and find_config(".") is None:  # a project here is read, and its files are not recorded
-            from cudaenv.caching import answers
+        if find_config(".") is None:  # a project here is read, and its files are not recorded
+            note = unread_dependencies_note(parsed)
+            if remember:
+                from cudaenv.caching import answers
 
-            key = answers.key_text("resolve", args)
-            found = answers.recall(key)
-            if found is not None:
-                text, code = found
-                print_answer(text, as_json)
-                return code
+                key = answers.key_text("resolve", args)
+                found = answers.recall(key)
+                if found is not None:
+                    text, code = found
+                    print_answer(text, as_json)
+                    print_note(note)
+                    return code
     from cudaenv.cli.resolving import resolve_answer
 
     data_files = _matrix_inputs() if key is not None else None  # as they are before they are read
     answer = resolve_answer(directory, driver=driver, gpus=gpus, compute_capabilities=ccs, no_detect=no_detect,
                             as_json=as_json, options=parsed)
     print_answer(answer.text, as_json)
+    print_note(note)
     if data_files is not None and answer.pure:
         from cudaenv.caching import answers
 
@@ -138,19 +140,25 @@ def resolve(args: list[str], *, remember: bool = False) -> int | None:
     return answer.code
 
 
-def note_unread_dependencies(options: dict) -> None:
-    """No project here and no framework asked for, yet a requirements file is here: say on stderr
-    that it was not read (the answer is for the options alone), and how to make it a project."""
+def unread_dependencies_note(options: dict) -> str | None:
+    """No project here and no framework asked for, yet a requirements file is here: the note that
+    says it was not read (the answer is for the options alone) and how to make it a project.
+    Printed on stderr after the answer (``print_note``); a failure prints its one line alone."""
     from cudaenv.cli.stack_options import FRAMEWORK_OPTIONS
     from cudaenv.project.locate import dependency_files
 
     if any(options.get(f"fw_{name}") for name in FRAMEWORK_OPTIONS):
-        return
+        return None
     found = dependency_files(".")
-    if found:
-        sys.stderr.write(f"cudaenv: note: no cudaenv.toml here, so {', '.join(found)} "
-                         f"{'is' if len(found) == 1 else 'are'} not read: this answer is for the options alone "
-                         "(`cudaenv init` makes a project of them)\n")
+    if not found:
+        return None
+    return (f"cudaenv: note: no cudaenv.toml here, so {', '.join(found)} {'is' if len(found) == 1 else 'are'} "
+            "not read: this answer is for the options alone (`cudaenv init` makes a project of them)")
+
+
+def print_note(note: str | None) -> None:
+    if note:
+        sys.stderr.write(note + "\n")
         sys.stderr.flush()
 
 

@@ -19,15 +19,14 @@ if TYPE_CHECKING:
 def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
                 compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> int:
     """Resolve, print (text or the one JSON object) and return the exit code: 0 a stack, 1 none."""
+    from cudaenv.cli.fast import print_note, unread_dependencies_note
     from cudaenv.project.locate import find_config
 
-    if directory is None and find_config(".") is None:
-        from cudaenv.cli.fast import note_unread_dependencies
-
-        note_unread_dependencies(options)
+    note = unread_dependencies_note(options) if directory is None and find_config(".") is None else None
     answer = resolve_answer(directory, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             no_detect=no_detect, as_json=as_json, options=options)
     print_answer(answer.text, as_json)
+    print_note(note)
     return answer.code
 
 
