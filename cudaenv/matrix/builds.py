@@ -38,6 +38,7 @@ class Build:
     pins: tuple[tuple[str, str], ...]  # nvidia-* requirements as declared
     brings_own_cuda: bool  # installs CUDA libraries as wheels (no CUDA toolkit image needed)
     established: bool = True  # False: no primary source shows this build was published (matrix note says why)
+    caveat: str = ""  # what a user of this build must know (a warning whenever it is chosen)
 
     @property
     def label(self) -> str:
@@ -70,14 +71,20 @@ def _torch(matrix: "Matrix") -> list[Build]:
 def _tensorflow(matrix: "Matrix") -> list[Build]:
     out = []
     for release in matrix.tensorflow:
-        with_cuda = bool(release.and_cuda)
+        # an extra that cannot be installed is no build: the release runs as plain tensorflow on the
+        # CUDA + cuDNN image, as releases before the extra existed do
+        with_cuda = bool(release.and_cuda) and not release.and_cuda_uninstallable
         name = "tensorflow[and-cuda]" if with_cuda else "tensorflow"
         companions = (("keras", release.keras),) if release.keras else ()
+        caveat = (f"tensorflow {release.version} runs as plain tensorflow on the CUDA {release.cuda} + cuDNN "
+                  f"{release.cudnn} image: its [and-cuda] extra cannot be installed from PyPI "
+                  f"({release.and_cuda_uninstallable})") if release.and_cuda_uninstallable else ""
         out.append(Build(
             framework="tensorflow", version=release.version, variant="and-cuda" if with_cuda else f"cuda{release.cuda}",
             cuda=(release.cuda,), python=frozenset(release.python), sass=release.compute_capabilities, ptx=release.ptx,
             cudnn=release.cudnn, cudnn_range=None, requirements=(f"{name}=={release.version}",), companions=companions,
-            index_url=None, find_links=None, pins=release.and_cuda, brings_own_cuda=with_cuda,
+            index_url=None, find_links=None, pins=release.and_cuda if with_cuda else (), brings_own_cuda=with_cuda,
+            caveat=caveat,
         ))
     return out
 

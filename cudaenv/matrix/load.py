@@ -261,6 +261,7 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         cudnn=r.numeric("cudnn", min_parts=2, what='a cuDNN version like "8.9"'),
         keras=r.str("keras", required=False), compute_capabilities=r.cc_list("compute_capabilities", required=False),
         ptx=r.cc_list("ptx", required=False), and_cuda=r.requires("and_cuda"),
+        and_cuda_uninstallable=r.str("and_cuda_uninstallable", required=False),
         source=r.source(), pypi_source=r.source("pypi_source", required=False),
         note=r.str("note", required=False, default=""),
     ))

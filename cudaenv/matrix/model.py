@@ -138,6 +138,9 @@ class TensorflowRelease:
     compute_capabilities: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
     and_cuda: Requires = ()
+    # why the `tensorflow[and-cuda]` extra cannot be installed from PyPI, with its sources; the
+    # release is then installed as plain tensorflow on the CUDA + cuDNN image
+    and_cuda_uninstallable: str | None = None
     pypi_source: str | None = None
     note: str = ""
 

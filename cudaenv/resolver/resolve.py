@@ -32,6 +32,7 @@ from cudaenv.versions import driver_branch, major_minor, numeric_key, parse_vers
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
 UNESTABLISHED = "unestablished:"  # Stack.notes prefix: a chosen build no primary source shows was published
+CAVEAT = "caveat:"  # Stack.notes prefix: what the matrix says a user of a chosen build must know
 
 
 class UnknownVersion(UserError):
@@ -366,7 +367,8 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
         gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
         notes=(("base-image-removed",) if base.removed else ())
-        + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established),
+        + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
+        + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat),
     )
 
 
@@ -536,6 +538,8 @@ def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
                                f"{note[len(UNESTABLISHED):]}: no primary source shows this build was published "
                                f"(see the matrix row's note); chosen only because no established build fits",
                                fix="allow another CUDA version or framework release"))
+        elif note.startswith(CAVEAT):
+            out.append(Problem("build-caveat", note[len(CAVEAT):]))
     if "base-image-removed" in stack.notes:
         out.append(Problem("base-image-removed",
                            f"NVIDIA deleted the {stack.base_image} tags from Docker Hub in its EOL cleanup",

@@ -195,3 +195,30 @@ def test_the_flag_survives_the_matrix_cache(tmp_path, monkeypatch):
     for m in (first, cached):
         release = next(r for r in m.torch if r.version == "2.13.0")
         assert {v.tag: v.established for v in release.variants}["cu129"] is False
+
+
+# --- an extra that cannot be installed: TensorFlow 2.15.0[and-cuda] ------------------------------
+# Its and-cuda extra pins tensorrt-libs==8.6.1, which PyPI never had (only 9.x); TensorFlow published
+# 2.15.0.post1 without the tensorrt pins for that reason (tensorflow/tensorflow#62520).
+
+
+def test_tensorflow_2_15_0_runs_as_plain_tensorflow_on_the_cudnn_image_and_says_why():
+    result = resolve(matrix(), constraints(tensorflow="==2.15.0"), host("550.54.15"))
+    assert result.ok, result.problems
+    stack = result.stack
+    assert stack.requirements[0] == "tensorflow==2.15.0" and "and-cuda" not in " ".join(stack.requirements)
+    assert not stack.brings_own_cuda and "cudnn" in stack.base_image
+    caveats = [p for p in result.problems if p.code == "build-caveat"]
+    assert len(caveats) == 1 and "tensorrt-libs==8.6.1" in caveats[0].message
+    assert "2.15.0.post1" in caveats[0].message
+
+
+def test_the_release_that_fixed_the_extra_keeps_it():
+    result = resolve(matrix(), constraints(tensorflow="==2.15.0.post1"), host("550.54.15"))
+    assert result.ok and result.stack.requirements[0] == "tensorflow[and-cuda]==2.15.0.post1"
+    assert not [p for p in result.problems if p.code == "build-caveat"]
+
+
+def test_only_releases_whose_extra_is_known_broken_lose_it():
+    broken = [r.version for r in matrix().tensorflow if r.and_cuda_uninstallable]
+    assert broken == ["2.15.0"]
