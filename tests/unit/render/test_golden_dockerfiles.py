@@ -105,7 +105,7 @@ CASES: dict[str, Case] = {
     # representative stacks
     "tensorflow-2.10-system-cudnn": Case(frameworks={"tensorflow": "==2.10.0"}, python="3.10",
                                          settings=dict(pinned=("pandas==2.2.3",))),
-    "tensorflow-2.15-and-cuda": Case(frameworks={"tensorflow": "==2.15.0"}),
+    "tensorflow-2.15-and-cuda": Case(frameworks={"tensorflow": "==2.15.0.post1"}),  # 2.15.0's extra cannot install
     "base-tensorflow-2.10-system-cudnn": Case(frameworks={"tensorflow": "==2.10.0"}, python="3.10", form="base"),
     "jax-0.4.13-find-links": Case(frameworks={"jax": "==0.4.13"}, python="3.10"),
     "base-jax-0.4.13-find-links": Case(frameworks={"jax": "==0.4.13"}, python="3.10", form="base"),
