@@ -179,8 +179,9 @@ def read_lock(path: Path) -> Lock | None:
 
 def inputs_hash(project: Project) -> str:
     """A hash of everything the lock depends on in the project: configuration and requirement files.
-    [cluster] describes where the image runs, not what it is: editing it leaves the lock current."""
-    tables = {key: value for key, value in project.raw.items() if key != "cluster"}
+    [cluster] and [run] describe where and how the image runs, not what is installed in it: editing
+    them (a GPU count, /dev/shm, a port) leaves the lock current."""
+    tables = {key: value for key, value in project.raw.items() if key not in ("cluster", "run")}
     digest = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
     for relative in project.requirements:
         digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())

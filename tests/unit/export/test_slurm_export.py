@@ -404,3 +404,16 @@ def test_docker_script_passes_asked_ulimits_and_probes_only_the_defaults(tmp_pat
     probed = re.search(r"^for limit in (.*); do$", text, re.M)
     assert probed and probed.group(1).split() == ["memlock=-1:-1", "stack=67108864:67108864"]
     assert text.count("--ulimit nofile") == 1
+
+
+def test_editing_how_the_image_runs_leaves_the_lock_current(tmp_path, env):
+    """[run] (GPUs, /dev/shm, ports, the command) changes nothing installed in the image: the lock
+    stays current, the export follows the new values without a relock (which needs the network),
+    while a change to what is installed still makes the lock stale."""
+    directory = make_project(tmp_path / "edit-run", env)
+    config = directory / "cudaenv.toml"
+    config.write_text(config.read_text().replace('gpus = "2"', 'gpus = "4"\nshm_size = "32g"'))
+    assert "#SBATCH --gres=gpu:4" in sbatch_lines(script(directory, env, "--runtime", "pyxis", "--image", IMAGE))
+    config.write_text(config.read_text().replace('python = "3.11"', 'python = "3.10"'))
+    stale = cudaenv("export", "slurm", directory, "--runtime", "pyxis", "--image", IMAGE, env=env)
+    assert stale.returncode != 0 and "cudaenv.lock" in stale.stderr
