@@ -29,7 +29,10 @@ def images(prune: bool, bases: tuple[str, ...], as_json: bool) -> None:
     """
     from cudaenv.engine import get_engine
     from cudaenv.images.accounting import inventory, prune as prune_bases
+    from cudaenv.references import check_reference
 
+    for base in bases:  # a name or an image ID (both fit Docker's reference grammar): bad input otherwise
+        check_reference(base.removeprefix("sha256:"), "--base")
     engine = get_engine()
     found = inventory(engine, only=bases)
     removals = prune_bases(engine, found, progress=lambda line: click.echo(line, err=True)) if prune else []

@@ -41,6 +41,7 @@ def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     # counts: ASCII digits, within reason (int() reads "２" as 2 and a hundred digits as a number)
     (("export", "slurm", "--gpus", "２"), "Invalid value for '--gpus': expected a whole number from 0 to 9999"),
     (("export", "kubernetes", "--gpus", "1" * 25), "Invalid value for '--gpus': expected a whole number"),
+    (("images", "--base", "bad ref"), "--base: expected one image reference"),
     # a mistyped option where the optional directory goes is the unknown option it is
     (("run", "--jsn", "--", "true"), "No such option '--jsn'"),
 ])
