@@ -23,8 +23,10 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     """Plan how several projects share one host, or a cluster (--nodes).
 
     Resolves every project DIRECTORY for the same target host, prefers stacks that share base
-    images, prints the plan grouped by base image, and for projects that cannot run here, the
-    smallest driver upgrade after which every project fits. Exit 0 when all fit, 1 otherwise.
+    images, prints the plan grouped by base image with each project's stack base (projects on the
+    same stack share one) and, where a project's cudaenv.lock pins something else, what it pins;
+    for projects that cannot run here, the smallest driver upgrade after which every project fits.
+    Exit 0 when all fit, 1 otherwise.
 
     With --nodes, each project's stack (its cudaenv.lock, else what `cudaenv lock` would pin) is
     checked on every node, as `cudaenv check --nodes` does, and the projects are grouped by the
@@ -43,13 +45,21 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
     result = plan(matrix, entries, target.host)
+    by_name = dict(zip((name for name, _ in entries), projects))
+    bases = {p.name: _stack_base(matrix, p.stack) for p in result.projects if p.stack is not None}
+    differs = {p.name: _lock_differs(by_name[p.name], p.stack) for p in result.projects if p.stack is not None}
     if as_json:
         payload = result.as_dict()
+        payload["stack_bases"] = len({digest for digest, _ in bases.values()})
+        for entry in payload["projects"]:
+            entry["stack_base"] = bases[entry["name"]][1] if entry["name"] in bases else None
+            entry["lock_differs"] = differs.get(entry["name"])
         payload["host"] = target.report()
         emit_json(payload)
     else:
         click.echo(f"target: {target.describe()}")
-        click.echo(f"{len(result.groups)} distinct base image(s) for {len(entries)} project(s)")
+        click.echo(f"{len(result.groups)} upstream base image(s), {len({d for d, _ in bases.values()})} stack base(s) "
+                   f"for {len(entries)} project(s)")
         for base, members in result.groups:
             click.echo(f"\n{base}")
             for project in result.projects:
@@ -57,7 +67,11 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
                     s = project.stack
                     frameworks = ", ".join(f"{n} {v}" for n, v in s.frameworks) or "CUDA runtime only"
                     click.echo(f"  {project.name}: {frameworks}; CUDA {s.cuda}, Python {s.python}"
-                               + (f" ({s.driver_compatibility})" if s.driver_compatibility else ""))
+                               + (f" ({s.driver_compatibility})" if s.driver_compatibility else "")
+                               + f"; stack base {bases[project.name][1]}")
+                    if differs.get(project.name):
+                        click.echo(f"    its cudaenv.lock has {differs[project.name]}: "
+                                   f"`cudaenv lock {by_name[project.name].root}` to follow this plan")
         unfit = [p for p in result.projects if p.stack is None]
         if unfit:
             click.echo("\ncannot run on this host:")
@@ -71,6 +85,40 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
             else:
                 click.echo("\nno driver upgrade alone makes every project fit")
     click.get_current_context().exit(0 if result.ok else 1)
+
+
+def _stack_base(matrix, stack) -> tuple[str, str]:
+    """(content hash, name) of the stack base a project on ``stack`` is built FROM: projects share
+    disk by sharing it, not the upstream image under it."""
+    from cudaenv.images.stackbase import content_hash, local_reference, readable_local_tags
+
+    digest = content_hash(matrix, stack)
+    names = readable_local_tags(stack)
+    return digest, names[0] if names else local_reference(digest)
+
+
+def _lock_differs(project, stack) -> str | None:
+    """What the project's lock pins differently from the planned stack ("Python 3.12"), or None
+    (no lock, an unreadable one — `cudaenv lock --check` reports those — or the same stack)."""
+    from cudaenv.errors import UserError
+    from cudaenv.project.lock import read_lock
+
+    try:
+        lock = read_lock(project.lock_path)
+    except UserError:
+        return None
+    if lock is None:
+        return None
+    locked = lock.stack
+    found = []
+    if locked.get("python") != stack.python:
+        found.append(f"Python {locked.get('python')}")
+    if locked.get("cuda") != stack.cuda:
+        found.append(f"CUDA {locked.get('cuda')}")
+    frameworks = locked.get("frameworks") or {}
+    if frameworks != dict(stack.frameworks):
+        found.append(", ".join(f"{n} {v}" for n, v in frameworks.items()) or "no framework")
+    return ", ".join(found) or None
 
 
 def _labels(projects) -> list[str]:

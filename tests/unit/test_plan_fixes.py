@@ -24,3 +24,29 @@ def test_plan_lists_the_fixes_resolve_offers(tmp_path):
     assert planned.returncode == 1 and len(fixes) == 2
     for fix in fixes:
         assert f"→ {fix}" in planned.stdout
+
+
+def test_plan_names_each_stack_base_and_a_lock_that_pins_something_else(tmp_path):
+    """Projects share disk through their stack bases (one per distinct stack), not through the
+    upstream image under them; and where a project's lock pins another stack than the plan, the
+    plan says what the lock has and how to follow the plan."""
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "cudaenv.toml").write_text(
+            f'[project]\nname = "{name}"\npython = "3.10"\n\n[cuda]\nversion = "12.4"\n\n[build]\nflavor = "runtime"\n')
+    (tmp_path / "c" / "cudaenv.toml").write_text((tmp_path / "c" / "cudaenv.toml").read_text().replace("3.10", "3.11"))
+    locked = cli("lock", str(tmp_path / "a"))  # a CUDA-only project locks offline
+    assert locked.returncode == 0, locked.stderr
+    config = tmp_path / "a" / "cudaenv.toml"
+    config.write_text(config.read_text().replace('python = "3.10"', 'python = "3.11"'))
+    host = ("--driver", "550.54.15", "--gpu", "A100")
+    planned = json.loads(cli("plan", *(str(tmp_path / n) for n in "abc"), *host, "--json").stdout)
+    by_name = {p["name"]: p for p in planned["projects"]}
+    assert by_name["a"]["lock_differs"] == "Python 3.10"
+    assert by_name["b"]["lock_differs"] is None and by_name["c"]["lock_differs"] is None  # b and c have no lock
+    assert planned["stack_bases"] == 2  # a and c on Python 3.11, b on 3.10
+    assert by_name["a"]["stack_base"] == by_name["c"]["stack_base"] != by_name["b"]["stack_base"]
+    assert by_name["a"]["stack_base"].startswith("cudaenv-base:")
+    text = cli("plan", *(str(tmp_path / n) for n in "abc"), *host).stdout
+    assert "2 stack base(s) for 3 project(s)" in text
+    assert f"its cudaenv.lock has Python 3.10: `cudaenv lock {tmp_path / 'a'}` to follow this plan" in text
