@@ -63,7 +63,11 @@ class Target:
         driver = f"driver {self.host.driver}" if self.host.driver else "driver unknown"
         gpus = ", ".join(g.label for g in self.host.gpus) if self.host.gpus else "GPUs unknown"
         unknown = f"; not identified, so not checked: {', '.join(self.unknown_gpus)}" if self.unknown_gpus else ""
-        return f"{driver}; {gpus} ({self.origin}){unknown}"
+        origin = self.origin
+        if origin == "unknown":  # say why, and how to describe the machine this is for
+            looked = "no NVIDIA driver found on this machine" if self.detected is not None else "detection off"
+            origin = f"unknown: {looked}; give --driver and --gpu for the machine this is for"
+        return f"{driver}; {gpus} ({origin}){unknown}"
 
 
 def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu:

@@ -66,6 +66,22 @@ def parse_version(text: str) -> Version | None:
         return None
 
 
+# what a user may write for each kind of constraint, for error messages: a bare version or a range
+SPECIFIER_EXAMPLES = {
+    "python": ('3.11', '>=3.10,<3.13'),
+    "cuda": ('12.4', '>=12.1,<13'),
+    "version": ('12.4', '>=12.1,<13'),  # [cuda] version
+    "cudnn": ('9', '>=8.9,<10'),
+}
+
+
+def specifier_example(key: str) -> str:
+    """``"a version such as 3.11 or a PEP 440 specifier such as '>=3.10,<3.13'"`` for ``key``
+    (frameworks: torch-like versions)."""
+    bare, spec = SPECIFIER_EXAMPLES.get(key.lstrip("-").rsplit(".", 1)[-1], ("2.6.0", ">=2.4,<2.7"))
+    return f"a version such as {bare} or a PEP 440 specifier such as '{spec}'"
+
+
 def parse_specifier(text: str) -> SpecifierSet | None:
     """A PEP 440 specifier; a bare version (``"2.6"``, ``"2.6.0"``) means ``==`` that version,
     and a bare major (``"9"``) the whole series (``==9.*``): ``--cudnn 9`` means any cuDNN 9."""

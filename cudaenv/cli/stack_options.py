@@ -25,11 +25,11 @@ def parse_constraint(value: str | None, where: str) -> SpecifierSet | None:
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet()
-    from cudaenv.versions import parse_specifier
+    from cudaenv.versions import parse_specifier, specifier_example
 
     spec = parse_specifier(value)
     if spec is None:
-        raise UserError(f"{where} {value!r}: expected a version such as 2.6.0 or a PEP 440 specifier such as '>=2.4,<2.7'")
+        raise UserError(f"{where} {value!r}: expected {specifier_example(where)}")
     return spec
 
 

@@ -18,7 +18,7 @@ from packaging.specifiers import SpecifierSet
 from cudaenv.errors import UserError, shown
 from cudaenv.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
-from cudaenv.versions import is_driver_version, is_numeric, parse_specifier
+from cudaenv.versions import is_driver_version, is_numeric, parse_specifier, specifier_example
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -168,12 +168,12 @@ class _Reader:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise self.fail(f"{section}.{key}", 'a version or PEP 440 specifier string such as ">=2.4,<2.7"', value)
+            raise self.fail(f"{section}.{key}", f"{specifier_example(key)}, as a string", value)
         if value.strip().lower() in ("", "*", "any"):
             return SpecifierSet()
         spec = parse_specifier(value)
         if spec is None:
-            raise self.fail(f"{section}.{key}", 'a version or PEP 440 specifier such as ">=2.4,<2.7"', value)
+            raise self.fail(f"{section}.{key}", specifier_example(key), value)
         return spec
 
 

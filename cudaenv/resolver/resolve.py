@@ -104,6 +104,22 @@ def specs_overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
     return any(specifier_contains(a, v) and specifier_contains(b, v) for v in points)
 
 
+def nearest_versions(wanted: str, known: list[str]) -> list[str]:
+    """What to suggest for a version the matrix does not have, by version order rather than by
+    spelling (torch 2.4.99 is near 2.4.1 and 2.5.0, not 2.14.1): the releases of the same
+    major.minor series, else the nearest release below and above."""
+    target = parse_version(wanted.removesuffix(".*"))
+    if target is None:
+        return []
+    ordered = sorted(known, key=Version)
+    series = [v for v in ordered if Version(v).release[:2] == target.release[:2]]
+    if series:
+        return series[-3:]
+    below = [v for v in ordered if Version(v) < target]
+    above = [v for v in ordered if Version(v) > target]
+    return below[-1:] + above[:1]
+
+
 def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
     """Unknown framework versions (or image OS names) are bad input (exit 2), named with the nearest known ones."""
     if constraints.os is not None:
@@ -132,9 +148,7 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
                 continue  # a range PyPI admits (torchvision_range for torch 2.14.1) covers it
         if not any(specifier_contains(spec, v) for v in known):
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
-            import difflib  # only for a suggestion when no release matches
-
-            near = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6) if wanted else []
+            near = nearest_versions(wanted, known) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
             raise UnknownVersion(f"{name} {_spec_text(spec)} matches no release in the matrix{hint} "
                                  f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")

@@ -42,6 +42,12 @@ def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     (("export", "slurm", "--gpus", "２"), "Invalid value for '--gpus': expected a whole number from 0 to 9999"),
     (("export", "kubernetes", "--gpus", "1" * 25), "Invalid value for '--gpus': expected a whole number"),
     (("images", "--base", "bad ref"), "--base: expected one image reference"),
+    # examples fit the field, and suggestions go by version order, not spelling
+    (("resolve", "--python", "three"), "--python 'three': expected a version such as 3.11 or a PEP 440 "
+                                       "specifier such as '>=3.10,<3.13'"),
+    (("resolve", "--cuda", "x"), "expected a version such as 12.4 or a PEP 440 specifier such as '>=12.1,<13'"),
+    (("resolve", "--torch", "2.4.99", "--driver", "550.54.15"), "nearest known: 2.4.0, 2.4.1 (see"),
+    (("resolve", "--torch", "9.1", "--driver", "550.54.15"), "matches no release in the matrix; nearest known: "),
     # a mistyped option where the optional directory goes is the unknown option it is
     (("run", "--jsn", "--", "true"), "No such option '--jsn'"),
 ])
@@ -97,3 +103,16 @@ def test_the_driver_requirement_has_one_wording():
         ">= 560.28.03 natively (or >= 525.60.13 through minor-version compatibility)"
     assert drv.requirement_text("410.48", None) == ">= 410.48 natively"
     assert drv.requirement_text(None, None) == "unknown to this matrix"
+
+
+def test_a_config_field_error_gives_an_example_of_that_field(tmp_path: Path):
+    (tmp_path / "cudaenv.toml").write_text('[project]\npython = "three"\n')
+    proc = cudaenv("resolve", str(tmp_path))
+    assert proc.returncode == 2 and "project.python: expected a version such as 3.11" in proc.stderr, proc.stderr
+
+
+def test_an_unknown_target_says_why_and_what_to_give(tmp_path: Path):
+    proc = cudaenv("resolve", "--torch", "2.4.1", "--no-detect", cwd=tmp_path)
+    first = proc.stdout.splitlines()[0]
+    assert first == ("target: driver unknown; GPUs unknown (unknown: detection off; give --driver and --gpu for the "
+                     "machine this is for)"), first
