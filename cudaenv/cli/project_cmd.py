@@ -38,7 +38,10 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
 
     existing = find_config(directory)
     if existing is not None and not force:
-        raise UserError(f"{existing} already configures cudaenv; pass --force to overwrite it")
+        locked = (existing.parent / "cudaenv.lock").is_file()
+        raise UserError(f"{existing} already configures cudaenv; "
+                        + ("" if locked else f"`cudaenv lock {directory}` locks it, or ")
+                        + "pass --force to write it again")
     matrix = load_matrix()
     detected = detect_project(directory)
     plan = constraints_from_detected(detected)

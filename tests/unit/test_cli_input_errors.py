@@ -116,3 +116,14 @@ def test_an_unknown_target_says_why_and_what_to_give(tmp_path: Path):
     first = proc.stdout.splitlines()[0]
     assert first == ("target: driver unknown; GPUs unknown (unknown: detection off; give --driver and --gpu for the "
                      "machine this is for)"), first
+
+
+def test_init_over_an_unlocked_configuration_points_at_lock(tmp_path: Path):
+    """`init` wrote cudaenv.toml but locking failed (an index was down): running it again should
+    lead to `cudaenv lock`, not only to overwriting what was written."""
+    (tmp_path / "cudaenv.toml").write_text('[cuda]\nversion = "12.4"\n')
+    proc = cudaenv("init", str(tmp_path))
+    assert proc.returncode == 2 and f"`cudaenv lock {tmp_path}` locks it, or pass --force" in proc.stderr
+    (tmp_path / "cudaenv.lock").write_text("")
+    again = cudaenv("init", str(tmp_path))
+    assert again.returncode == 2 and "cudaenv lock" not in again.stderr and "--force" in again.stderr
