@@ -104,5 +104,12 @@ def top(once: bool, as_json: bool, interval: float) -> None:
     except CudaenvError as exc:
         if not as_json:
             raise
-        _json_line({"ok": False, "error": {"code": getattr(exc, "code", "error"), "message": str(exc)}})
+        # the error object every command prints, on one line (JSON Lines), and the one line on stderr
+        from cudaenv.cli.failure import error_code
+        from cudaenv.cli.output import error_object
+
+        click.echo(f"cudaenv: error: {exc}", err=True)
+        payload = error_object(exc, code=error_code(exc))
+        payload["exit_code"] = exc.exit_code
+        _json_line(payload)
         sys.exit(exc.exit_code)

@@ -44,6 +44,9 @@ def test_json_without_a_driver_is_still_one_object():
     payload = json.loads(line)
     assert payload["ok"] is False and payload["error"]["code"] == "nvml-unavailable"
     assert "NVML is not available" in payload["error"]["message"]
+    # the same object every command prints on failure, and the one line on stderr
+    assert {"file", "field"} <= set(payload["error"]) and payload["exit_code"] == 1
+    assert proc.stderr.startswith("cudaenv: error: NVML is not available") and proc.stderr.count("\n") == 1
 
 
 def test_a_driver_that_is_not_loaded_reads_the_same(tmp_path: Path):
