@@ -77,7 +77,7 @@ def _rows(m: Matrix, kind: str) -> tuple:
 
 @matrix.command("list")
 @click.argument("kind", type=KIND_NAMES)
-@json_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of the rows on stdout.")
 def list_rows(kind: str, as_json: bool) -> None:
     """List every row of one KIND (cuda, driver, gpu, cudnn, torch, tensorflow, jax, mxnet, image)."""
     kind = kind.lower()
