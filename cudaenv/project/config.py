@@ -50,7 +50,13 @@ INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
 
 
 class ConfigError(UserError):
-    """Invalid project configuration (exit 2)."""
+    """Invalid project configuration (exit 2). ``field`` names the key when the message cannot
+    spell it as "FILE: FIELD: …" (an unknown key), for the --json error object."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        if field is not None:
+            self.field = field
 
 
 @dataclass(frozen=True)
@@ -146,7 +152,7 @@ class _Reader:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(allowed)})"
-                raise ConfigError(f"{self.where}: unknown key '{name}.{key}'{hint}")
+                raise ConfigError(f"{self.where}: unknown key '{name}.{key}'{hint}", field=f"{name}.{key}")
         return value
 
     def str(self, table: dict, section: str, key: str, default=None):
@@ -302,7 +308,8 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         raise reader.fail("[cluster.slurm]", "a table", cluster_slurm)
     for key in cluster_slurm:
         if key not in CLUSTER_SLURM_KEYS:
-            raise ConfigError(f"{where}: unknown key 'cluster.slurm.{key}' (allowed: {', '.join(CLUSTER_SLURM_KEYS)})")
+            raise ConfigError(f"{where}: unknown key 'cluster.slurm.{key}' (allowed: {', '.join(CLUSTER_SLURM_KEYS)})",
+                              field=f"cluster.slurm.{key}")
     run = reader.section("run")
     gpus_value = run.get("gpus", "all")
     gpus_text = str(gpus_value) if isinstance(gpus_value, int) and not isinstance(gpus_value, bool) else gpus_value

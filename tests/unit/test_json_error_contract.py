@@ -84,3 +84,10 @@ def test_a_message_about_a_url_does_not_name_the_url_as_the_file():
     assert found["error"]["file"] is None
     named = error_object(OSError(), code="bad-input", message="proj/cudaenv.toml: run.gpus: expected all")
     assert named["error"]["file"] == "proj/cudaenv.toml" and named["error"]["field"] == "run.gpus"
+
+
+def test_an_unknown_key_is_named_as_the_field(tmp_path):
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorhc = "2.4"\n')
+    proc = cudaenv("resolve", "--json", cwd=tmp_path)
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 2 and error["field"] == "frameworks.torhc" and "did you mean 'torch'" in error["message"]
