@@ -81,9 +81,20 @@ class StackUse:
     def as_dict(self) -> dict:
         info = self.base.info
         return {"base": self.base.name, "image_id": info.id, "tags": list(info.tags),
-                "content_hash": info.labels.get(LABEL_CONTENT_HASH, ""), "stack": info.labels.get("io.cudaenv.stack"),
+                "content_hash": info.labels.get(LABEL_CONTENT_HASH, ""), "stack": _stack_label(info.labels),
                 "bytes": self.bytes, "layers": len(self.base.chain), "used": bool(self.projects),
                 "projects": [p.as_dict() for p in self.projects]}
+
+
+def _stack_label(labels) -> dict | None:
+    """The io.cudaenv.stack label as the object it encodes (None when missing or not an object)."""
+    import json
+
+    try:
+        value = json.loads(labels.get("io.cudaenv.stack") or "null")
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,7 @@ def test_images_json_shows_one_base_with_its_projects_and_counts_it_once(engine,
     assert code == 0 and report["ok"] is True
     [stack] = report["stacks"]
     assert stack["image_id"] == shared["base"]["image_id"]
+    assert isinstance(stack["stack"], dict) and stack["stack"]["python"]  # the label's object, not its text
     assert stack["bytes"] == engine.client.images.get(shared["base"]["reference"]).attrs["Size"]
     on_it = {tag for project in stack["projects"] for tag in project["tags"]}
     assert set(shared["tags"].values()) <= on_it
