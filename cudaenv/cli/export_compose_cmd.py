@@ -55,7 +55,8 @@ def compose(directories, output, force, name, gpus, gpu_count) -> None:
     for project, request in zip(projects, requests):
         lock, stale = current_lock(project, matrix)
         if lock is None or stale:
-            raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {project.root}` first")
+            raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {project.root}` first "
+                            "(it locks, then builds the image compose runs)")
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         inputs.append(ServiceInput(project, plan.default_tag, request))
     user, user_env = run_user()
