@@ -26,6 +26,18 @@ def cli() -> None:
     """The group; its help text is GROUP_HELP (cudaenv.cli.commands)."""
 
 
+def _command_path(args: list[str]) -> str:
+    """``cudaenv export slurm`` for ``export slurm --runtime``: the command words the arguments start with."""
+    words, group = ["cudaenv"], COMMANDS
+    for arg in args:
+        if arg.startswith("-") or arg not in group:
+            break
+        words.append(arg)
+        group = {"slurm", "kubernetes", "compose", "devcontainer"} if arg == "export" else \
+            {"list", "show", "update"} if arg == "matrix" else ()
+    return " ".join(words)
+
+
 def _fail(exc: BaseException, exit_code: int, message: str, code: str, as_json: bool) -> None:
     from cudaenv.cli.failure import fail
 
@@ -50,10 +62,11 @@ def main(argv: list[str] | None = None) -> None:
             exc.show()
             sys.exit(exc.exit_code)
         # One line, as for every other bad input: what was wrong, and where the usage is.
-        message = exc.format_message()
-        context = getattr(exc, "ctx", None)
-        if isinstance(exc, click.UsageError) and context is not None:
-            message = f"{message} (see '{context.command_path} --help')"
+        message = " ".join(exc.format_message().split())  # click lists choices on lines of their own
+        if isinstance(exc, click.UsageError):
+            context = getattr(exc, "ctx", None)
+            path = context.command_path if context is not None else _command_path(args)
+            message = f"{message} (see '{path} --help')"
         _fail(exc, exc.exit_code, message, "usage", as_json)
     except Exception as exc:  # cudaenv's errors, unreadable files, deep nesting: one line, exit 1 or 2
         end(exc, as_json)

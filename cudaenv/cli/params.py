@@ -42,8 +42,7 @@ class ProjectDirectory(click.Path):
     """An existing directory. Commands that pass unknown options on to a container command
     (``run``, ``export kubernetes``/``slurm``) would otherwise take a mistyped option for the
     directory and say "Directory '--jsn' does not exist"; a word starting with ``-`` where the
-    directory goes is reported as the unknown option it is (a directory whose name starts with
-    ``-`` is written ``./-name``)."""
+    directory goes, and no such directory, is reported as the unknown option it is.""" 
 
     def __init__(self) -> None:
         from pathlib import Path
@@ -51,8 +50,11 @@ class ProjectDirectory(click.Path):
         super().__init__(file_okay=False, exists=True, path_type=Path)
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and value.startswith("-"):
-            raise click.NoSuchOption(value, ctx=ctx)
+        import os
+
+        if isinstance(value, str) and value.startswith("-") and not os.path.isdir(value):
+            raise click.NoSuchOption(value, message=f"No such option '{value}' (a directory whose name starts "
+                                                    f"with '-' is written ./{value})", ctx=ctx)
         return super().convert(value, param, ctx)
 
 

@@ -47,13 +47,13 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     result = plan(matrix, entries, target.host)
     by_name = dict(zip((name for name, _ in entries), projects))
     bases = {p.name: _stack_base(matrix, p.stack) for p in result.projects if p.stack is not None}
-    differs = {p.name: _lock_differs(by_name[p.name], p.stack) for p in result.projects if p.stack is not None}
+    differs = {p.name: _lock_differences(by_name[p.name], p.stack) for p in result.projects if p.stack is not None}
     if as_json:
         payload = result.as_dict()
         payload["stack_bases"] = len({digest for digest, _ in bases.values()})
         for entry in payload["projects"]:
             entry["stack_base"] = bases[entry["name"]][1] if entry["name"] in bases else None
-            entry["lock_differs"] = differs.get(entry["name"])
+            entry["lock_differs"] = ", ".join(locked for locked, _ in differs.get(entry["name"], ())) or None
         payload["host"] = target.report()
         emit_json(payload)
     else:
@@ -70,8 +70,13 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
                                + (f" ({s.driver_compatibility})" if s.driver_compatibility else "")
                                + f"; stack base {bases[project.name][1]}")
                     if differs.get(project.name):
-                        click.echo(f"    its cudaenv.lock has {differs[project.name]}: "
-                                   f"`cudaenv lock {by_name[project.name].root}` to follow this plan")
+                        # `cudaenv lock` resolves the project alone, for its own [target]: following a
+                        # plan that shares a base means pinning what the plan chose
+                        locked = ", ".join(old for old, _ in differs[project.name])
+                        planned = ", ".join(new for _, new in differs[project.name])
+                        click.echo(f"    its cudaenv.lock has {locked}; to follow this plan, pin {planned} in its "
+                                   f"cudaenv.toml (where it does not already) and run "
+                                   f"`cudaenv lock {by_name[project.name].root}`")
         unfit = [p for p in result.projects if p.stack is None]
         if unfit:
             click.echo("\ncannot run on this host:")
@@ -97,28 +102,29 @@ def _stack_base(matrix, stack) -> tuple[str, str]:
     return digest, names[0] if names else local_reference(digest)
 
 
-def _lock_differs(project, stack) -> str | None:
-    """What the project's lock pins differently from the planned stack ("Python 3.12"), or None
-    (no lock, an unreadable one — `cudaenv lock --check` reports those — or the same stack)."""
+def _lock_differences(project, stack) -> list[tuple[str, str]]:
+    """(what the lock pins, what the plan chose) for each of Python, CUDA and the frameworks that
+    differ; empty with no lock, an unreadable one (`cudaenv lock --check` reports those) or the
+    same stack."""
     from cudaenv.errors import UserError
     from cudaenv.project.lock import read_lock
 
     try:
         lock = read_lock(project.lock_path)
     except UserError:
-        return None
+        return []
     if lock is None:
-        return None
-    locked = lock.stack
-    found = []
+        return []
+    locked, found = lock.stack, []
     if locked.get("python") != stack.python:
-        found.append(f"Python {locked.get('python')}")
+        found.append((f"Python {locked.get('python')}", f"Python {stack.python}"))
     if locked.get("cuda") != stack.cuda:
-        found.append(f"CUDA {locked.get('cuda')}")
+        found.append((f"CUDA {locked.get('cuda')}", f"CUDA {stack.cuda}"))
     frameworks = locked.get("frameworks") or {}
     if frameworks != dict(stack.frameworks):
-        found.append(", ".join(f"{n} {v}" for n, v in frameworks.items()) or "no framework")
-    return ", ".join(found) or None
+        found.append((", ".join(f"{n} {v}" for n, v in frameworks.items()) or "no framework",
+                      ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "no framework"))
+    return found
 
 
 def _labels(projects) -> list[str]:

@@ -177,11 +177,25 @@ def read_lock(path: Path) -> Lock | None:
     return lock
 
 
-def inputs_hash(project: Project) -> str:
-    """A hash of everything the lock depends on in the project: configuration and requirement files.
-    [cluster] and [run] describe where and how the image runs, not what is installed in it: editing
-    them (a GPU count, /dev/shm, a port) leaves the lock current."""
-    tables = {key: value for key, value in project.raw.items() if key not in ("cluster", "run")}
+# [run] keys the image is built from: the CMD, and whether JupyterLab gets a layer. The others
+# (gpus, shm_size, ipc, env, ports, ulimits) say how a container of the image runs.
+IMAGE_RUN_KEYS = ("command", "jupyter")
+
+
+def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
+    """A hash of everything the lock and the image it pins depend on in the project: configuration
+    and requirement files. [cluster] says where the image runs and [run], but for the keys in
+    ``IMAGE_RUN_KEYS``, how: editing them (a GPU count, /dev/shm, a port) leaves the lock current.
+    ``whole_run``: the hash as cudaenv 0.1.0 wrote it before 2026-11-24 (all of [run]), still
+    accepted so that upgrading does not make every lock stale."""
+    tables = {key: value for key, value in project.raw.items() if key != "cluster"}
+    run = tables.get("run")
+    if not whole_run and isinstance(run, dict):
+        kept = {key: value for key, value in run.items() if key in IMAGE_RUN_KEYS}
+        if kept:
+            tables["run"] = kept
+        else:
+            del tables["run"]
     digest = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
     for relative in project.requirements:
         digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
@@ -380,7 +394,7 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
     if lock is None:
         return ["there is no cudaenv.lock"]
     reasons = []
-    if lock.inputs_hash != inputs_hash(project):
+    if lock.inputs_hash not in (inputs_hash(project), inputs_hash(project, whole_run=True)):
         reasons.append("the configuration or a requirements file changed since the lock was written")
     if lock.matrix_revision != matrix_revision:
         reasons.append(f"the compatibility matrix changed (lock: {lock.matrix_revision}, now: {matrix_revision})")

@@ -113,8 +113,10 @@ def nearest_versions(wanted: str, known: list[str]) -> list[str]:
         return []
     ordered = sorted(known, key=Version)
     series = [v for v in ordered if Version(v).release[:2] == target.release[:2]]
-    if series:
-        return series[-3:]
+    if series:  # the three releases of the series nearest to it in order (jax 0.4.0: 0.4.1, 0.4.2, …)
+        below = sum(1 for v in series if Version(v) < target)
+        start = max(0, min(below - 1, len(series) - 3))
+        return series[start:start + 3]
     below = [v for v in ordered if Version(v) < target]
     above = [v for v in ordered if Version(v) > target]
     return below[-1:] + above[:1]
@@ -592,6 +594,21 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
                                     f"{name} {_spec_text(spec)} admits none of it"))
     if problems:
         return problems + _fixes(ctx)
+
+    # flavor 'wheels' needs a build that brings its own CUDA libraries
+    if c.flavor == "wheels":
+        for name, builds in candidates.items():
+            if builds:
+                continue
+            spec = c.spec(name)
+            matching = [b for b in ctx_builds(m, name) if spec is None or specifier_contains(spec, b.version)]
+            if matching:
+                why = next((b.caveat for b in matching if b.caveat), "")
+                problems.append(Problem("flavor-unavailable",
+                                        f"{_framework_desc(name, c)} has no build that brings its own CUDA libraries, "
+                                        f"which flavor 'wheels' needs" + (f"; {why}" if why else "")))
+        if problems:
+            return problems + _fixes(ctx)
 
     # Python
     if c.python is not None:

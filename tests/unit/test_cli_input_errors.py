@@ -50,6 +50,12 @@ def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     (("resolve", "--torch", "9.1", "--driver", "550.54.15"), "matches no release in the matrix; nearest known: "),
     # a mistyped option where the optional directory goes is the unknown option it is
     (("run", "--jsn", "--", "true"), "No such option '--jsn'"),
+    (("export", "slurm", "-nodir", "--", "true"), "a directory whose name starts with '-' is written ./-nodir"),
+    # click's multi-line messages fold into the one line, and the usage is named even without a context
+    (("matrix", "list"), "Choose from: architecture, cuda, cudnn"),
+    (("export", "slurm", "--runtime"), "Option '--runtime' requires an argument. (see 'cudaenv export slurm --help')"),
+    (("resolve", "--jax", "=>0.4"), "expected a version such as 0.4.30 or a PEP 440 specifier such as '>=0.4.30,<0.5'"),
+    (("resolve", "--jax", "0.4.0", "--driver", "550.54.15"), "nearest known: 0.4.1, 0.4.2, 0.4.3 (see"),
 ])
 def test_bad_option_values_exit_2_with_one_clear_line(args, expected):
     proc = cudaenv(*args)
@@ -127,3 +133,9 @@ def test_init_over_an_unlocked_configuration_points_at_lock(tmp_path: Path):
     (tmp_path / "cudaenv.lock").write_text("")
     again = cudaenv("init", str(tmp_path))
     assert again.returncode == 2 and "cudaenv lock" not in again.stderr and "--force" in again.stderr
+
+
+def test_a_directory_whose_name_starts_with_a_dash_is_still_a_directory(tmp_path: Path):
+    (tmp_path / "-data").mkdir()
+    proc = cudaenv("export", "slurm", "-data", "--image", "r/a/b:1", "--", "true", cwd=tmp_path)
+    assert proc.returncode == 2 and "-data: no cudaenv.toml" in proc.stderr, proc.stderr

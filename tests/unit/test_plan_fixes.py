@@ -49,4 +49,30 @@ def test_plan_names_each_stack_base_and_a_lock_that_pins_something_else(tmp_path
     assert by_name["a"]["stack_base"].startswith("cudaenv-base:")
     text = cli("plan", *(str(tmp_path / n) for n in "abc"), *host).stdout
     assert "2 stack base(s) for 3 project(s)" in text
-    assert f"its cudaenv.lock has Python 3.10: `cudaenv lock {tmp_path / 'a'}` to follow this plan" in text
+    assert (f"its cudaenv.lock has Python 3.10; to follow this plan, pin Python 3.11 in its cudaenv.toml (where it "
+            f"does not already) and run `cudaenv lock {tmp_path / 'a'}`") in text
+
+
+def test_following_the_plans_advice_makes_the_lock_agree(tmp_path):
+    """The plan may choose another stack than `cudaenv lock` does on its own (to share a base):
+    pinning what the plan names and locking again makes the two agree."""
+    target = '[target]\ndriver = "550.54.15"\ngpus = ["A100"]\n'
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "cudaenv.toml").write_text(f'[project]\nname = "a"\npython = "3.11"\n\n[cuda]\nversion = '
+                                                 f'">=12.1,<12.5"\n\n[build]\nflavor = "runtime"\n\n{target}')
+    (tmp_path / "b" / "cudaenv.toml").write_text('[project]\nname = "b"\npython = "3.11"\n\n[cuda]\nversion = "12.1"\n\n'
+                                                 '[build]\nflavor = "runtime"\n')
+    assert cli("lock", str(tmp_path / "a")).returncode == 0
+    host = ("--driver", "550.54.15", "--gpu", "A100")
+    planned = json.loads(cli("plan", str(tmp_path / "a"), str(tmp_path / "b"), *host, "--json").stdout)
+    [a] = [p for p in planned["projects"] if p["name"] == "a"]
+    assert a["lock_differs"] is not None and a["stack"]["cuda"] == "12.1"  # shared with b; the lock took newer
+    text = cli("plan", str(tmp_path / "a"), str(tmp_path / "b"), *host).stdout
+    pinned = a["stack"]["cuda"]
+    assert f"pin CUDA {pinned} in its cudaenv.toml" in text
+    config = tmp_path / "a" / "cudaenv.toml"
+    config.write_text(config.read_text().replace('">=12.1,<12.5"', f'"{pinned}"'))
+    assert cli("lock", str(tmp_path / "a")).returncode == 0
+    again = json.loads(cli("plan", str(tmp_path / "a"), str(tmp_path / "b"), *host, "--json").stdout)
+    assert [p["lock_differs"] for p in again["projects"] if p["name"] == "a"] == [None]

@@ -417,3 +417,29 @@ def test_editing_how_the_image_runs_leaves_the_lock_current(tmp_path, env):
     config.write_text(config.read_text().replace('python = "3.11"', 'python = "3.10"'))
     stale = cudaenv("export", "slurm", directory, "--runtime", "pyxis", "--image", IMAGE, env=env)
     assert stale.returncode != 0 and "cudaenv.lock" in stale.stderr
+
+
+def test_the_run_keys_the_image_is_built_from_still_make_the_lock_stale(tmp_path, env):
+    """[run] command is the image's CMD and [run] jupyter adds a layer: an export after editing
+    them would name an image nothing built, so the lock goes stale and says to lock (build) again."""
+    for old, new in (('"train.py"', '"eval.py"'), ('gpus = "2"', 'gpus = "2"\njupyter = true')):
+        directory = make_project(tmp_path / new.split()[-1].strip('"'), env)
+        config = directory / "cudaenv.toml"
+        config.write_text(config.read_text().replace(old, new))
+        proc = cudaenv("export", "slurm", directory, "--runtime", "docker", env=env)
+        assert proc.returncode == 2 and "the configuration or a requirements file changed" in proc.stderr, new
+
+
+def test_a_lock_hashed_the_way_older_cudaenv_did_is_still_current(tmp_path, env):
+    """Until this change the hash covered all of [run]; such locks stay current after upgrading."""
+    import re
+
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import inputs_hash
+
+    directory = make_project(tmp_path / "legacy", env)
+    lock = directory / "cudaenv.lock"
+    older = inputs_hash(load_project(directory), whole_run=True)
+    assert older != inputs_hash(load_project(directory))  # the project has a [run] table
+    lock.write_text(re.sub(r'inputs_hash = "[0-9a-f]+"', f'inputs_hash = "{older}"', lock.read_text()))
+    assert cudaenv("lock", directory, "--check", env=env).returncode == 0

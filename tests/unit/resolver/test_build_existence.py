@@ -219,6 +219,8 @@ def test_the_release_that_fixed_the_extra_keeps_it():
     assert not [p for p in result.problems if p.code == "build-caveat"]
 
 
-def test_only_releases_whose_extra_is_known_broken_lose_it():
-    broken = [r.version for r in matrix().tensorflow if r.and_cuda_uninstallable]
-    assert broken == ["2.15.0"]
+def test_the_wheels_flavor_says_why_it_cannot_have_2_15_0():
+    result = resolve(matrix(), constraints(tensorflow="==2.15.0", flavor="wheels"), host("550.54.15"))
+    assert not result.ok
+    [problem] = [p for p in result.problems if not p.is_fix]
+    assert problem.code == "flavor-unavailable" and "tensorrt-libs==8.6.1" in problem.message
