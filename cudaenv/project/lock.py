@@ -52,6 +52,9 @@ class Lock:
     framework_index: str | None
     platform: str
     pinned: tuple[str, ...]
+    # what each input looked like ("config" -> hash, "file:requirements.txt" -> hash), so that a
+    # stale lock can say which input changed; empty in locks written before it was recorded
+    inputs: tuple[tuple[str, str], ...] = ()
 
     def resolved_stack(self) -> Stack:
         """The locked stack as the resolver's value (read_lock has checked that it is one)."""
@@ -67,6 +70,11 @@ class Lock:
         doc["cudaenv"] = self.cudaenv
         doc["matrix_revision"] = self.matrix_revision
         doc["inputs_hash"] = self.inputs_hash
+        if self.inputs:
+            inputs = tomlkit.table()
+            for key, value in self.inputs:
+                inputs[key] = value
+            doc["inputs"] = inputs
         target = tomlkit.table()
         for key, value in self.target.items():
             target[key] = value if value is not None else ""
@@ -160,6 +168,9 @@ def read_lock(path: Path) -> Lock | None:
         raise UserError(f"{path}: requirements.pinned and requirements.files must be lists")
     for index, pin in enumerate(pinned):
         check_pin(pin, f"{path}: requirements.pinned[{index}]")
+    inputs = _table(data, "inputs", path)
+    if not all(isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{1,64}", v) for k, v in inputs.items()):
+        raise UserError(f"{path}: inputs: expected file names with hex digests; run `cudaenv lock` to rewrite it")
     check_recorded_index(requirements.get("python_index"), f"{path}: requirements.python_index")
     check_recorded_index(requirements.get("framework_index"), f"{path}: requirements.framework_index")
     try:
@@ -169,7 +180,7 @@ def read_lock(path: Path) -> Lock | None:
             inputs_hash=str(data["inputs_hash"]), stack=stack, target=_table(data, "target", path),
             requirement_files=tuple(str(f) for f in files), python_index=requirements.get("python_index", PYPI_SIMPLE),
             framework_index=requirements.get("framework_index"), platform=str(requirements.get("platform", "")),
-            pinned=tuple(pinned),
+            pinned=tuple(pinned), inputs=tuple(sorted(inputs.items())),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc.__class__.__name__}: {exc}); "
@@ -188,6 +199,15 @@ def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
     ``IMAGE_RUN_KEYS``, how: editing them (a GPU count, /dev/shm, a port) leaves the lock current.
     ``whole_run``: the hash as cudaenv 0.1.0 wrote it before 2026-11-24 (all of [run]), still
     accepted so that upgrading does not make every lock stale."""
+    digest = hashlib.sha256(json.dumps(_locked_tables(project, whole_run=whole_run), sort_keys=True,
+                                       default=str).encode())
+    for relative in project.requirements:
+        digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def _locked_tables(project: Project, *, whole_run: bool = False) -> dict:
+    """The configuration the lock depends on (``inputs_hash``)."""
     tables = {key: value for key, value in project.raw.items() if key != "cluster"}
     run = tables.get("run")
     if not whole_run and isinstance(run, dict):
@@ -196,10 +216,33 @@ def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
             tables["run"] = kept
         else:
             del tables["run"]
-    digest = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
+    return tables
+
+
+def input_digests(project: Project) -> tuple[tuple[str, str], ...]:
+    """Each input on its own: the configuration ("config") and every requirements file."""
+    found = [("config", hashlib.sha256(json.dumps(_locked_tables(project), sort_keys=True, default=str)
+                                       .encode()).hexdigest()[:32])]
     for relative in project.requirements:
-        digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
-    return digest.hexdigest()[:32]
+        found.append((f"file:{relative}", hashlib.sha256((project.root / relative).read_bytes()).hexdigest()[:32]))
+    return tuple(sorted(found))
+
+
+def changed_inputs(lock: Lock, project: Project) -> str | None:
+    """Which inputs changed since ``lock`` was written ("requirements.txt changed"), or None when
+    the lock does not record them one by one."""
+    if not lock.inputs:
+        return None
+    before, now = dict(lock.inputs), dict(input_digests(project))
+    named = {"config": f"the configuration in {project.config_path.name}" if project.config_path else "the configuration"}
+    changed = [named.get(k, k.removeprefix("file:")) for k in sorted(before) if k in now and before[k] != now[k]]
+    added = [k.removeprefix("file:") for k in sorted(now) if k not in before]
+    dropped = [k.removeprefix("file:") for k in sorted(before) if k not in now]
+    parts = ([f"{' and '.join(changed)} changed"] if changed else []) \
+        + ([f"{', '.join(added)} {'is' if len(added) == 1 else 'are'} new"] if added else []) \
+        + ([f"{', '.join(dropped)} no longer {'is' if len(dropped) == 1 else 'are'} a requirements file"]
+           if dropped else [])
+    return "; ".join(parts) or None
 
 
 def manylinux_platform(stack: Stack) -> str:
@@ -376,6 +419,7 @@ def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: d
     (a CI mirror, a test index) and apply when used, never committed."""
     return Lock(
         cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
+        inputs=input_digests(project),
         stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
         python_index=strip_credentials(project.build.python_index) or PYPI_SIMPLE,
         framework_index=strip_credentials(project.build.framework_index)
@@ -395,7 +439,8 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
         return ["there is no cudaenv.lock"]
     reasons = []
     if lock.inputs_hash not in (inputs_hash(project), inputs_hash(project, whole_run=True)):
-        reasons.append("the configuration or a requirements file changed since the lock was written")
+        which = changed_inputs(lock, project) or "the configuration or a requirements file changed"
+        reasons.append(f"{which} since the lock was written")
     if lock.matrix_revision != matrix_revision:
         reasons.append(f"the compatibility matrix changed (lock: {lock.matrix_revision}, now: {matrix_revision})")
     from cudaenv.project.pins import pin_clashes

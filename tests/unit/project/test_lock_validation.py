@@ -72,3 +72,60 @@ def test_the_cli_exits_2_without_a_traceback_on_a_damaged_lock(tmp_path: Path, v
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "cudaenv.lock: stack: expected a table" in proc.stderr
+
+
+# --- a stale lock says which input changed ---------------------------------------------------------
+
+
+def _locked_project(directory: Path):
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import make_lock
+    from cudaenv.target import project_target
+
+    directory.mkdir()
+    (directory / "requirements.txt").write_text("six==1.16.0\n")
+    (directory / "extra.txt").write_text("tqdm==4.66.5\n")
+    (directory / "cudaenv.toml").write_text(
+        '[project]\nname = "p"\npython = "3.11"\nrequirements = ["requirements.txt", "extra.txt"]\n\n'
+        '[cuda]\nversion = "12.4"\n\n[build]\nflavor = "runtime"\n')
+    project = load_project(directory)
+    stack = resolve(matrix(), project.constraints, project_target(matrix(), project).host).stack
+    lock = make_lock(project, stack, matrix_revision=matrix().revision, target={}, pinned=["six==1.16.0"])
+    project.lock_path.write_text(lock.as_toml())
+    return project
+
+
+def _why_stale(directory: Path) -> list[str]:
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import current_lock
+
+    return current_lock(load_project(directory), matrix())[1]
+
+
+def test_a_stale_lock_names_the_input_that_changed(tmp_path: Path):
+    project = _locked_project(tmp_path / "p")
+    assert _why_stale(project.root) == []
+    assert dict(read_lock(project.lock_path).inputs).keys() == {"config", "file:requirements.txt", "file:extra.txt"}
+    (project.root / "extra.txt").write_text("tqdm==4.66.6\n")
+    assert _why_stale(project.root) == ["extra.txt changed since the lock was written"]
+    config = project.root / "cudaenv.toml"
+    config.write_text(config.read_text().replace(', "extra.txt"', ""))
+    assert _why_stale(project.root)[0] == ("the configuration in cudaenv.toml changed; extra.txt no longer is a "
+                                           "requirements file since the lock was written")
+
+
+def test_a_lock_without_inputs_one_by_one_still_says_something_changed(tmp_path: Path):
+    project = _locked_project(tmp_path / "old")
+    text = project.lock_path.read_text()
+    start = text.index("[inputs]")
+    project.lock_path.write_text(text[:start] + text[text.index("[target]"):])  # as older cudaenv wrote it
+    assert read_lock(project.lock_path).inputs == ()
+    (project.root / "requirements.txt").write_text("six==1.17.0\n")
+    assert _why_stale(project.root) == ["the configuration or a requirements file changed since the lock was written"]
+
+
+def test_a_tampered_inputs_table_is_refused(tmp_path: Path):
+    project = _locked_project(tmp_path / "bad")
+    project.lock_path.write_text(project.lock_path.read_text().replace('config = "', 'config = "$(x)'))
+    with pytest.raises(UserError, match="inputs: expected file names with hex digests"):
+        read_lock(project.lock_path)
