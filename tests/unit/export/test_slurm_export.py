@@ -427,7 +427,7 @@ def test_the_run_keys_the_image_is_built_from_still_make_the_lock_stale(tmp_path
         config = directory / "cudaenv.toml"
         config.write_text(config.read_text().replace(old, new))
         proc = cudaenv("export", "slurm", directory, "--runtime", "docker", env=env)
-        assert proc.returncode == 2 and "the configuration or a requirements file changed" in proc.stderr, new
+        assert proc.returncode == 2 and "the configuration in cudaenv.toml changed" in proc.stderr, new
 
 
 def test_a_lock_hashed_the_way_older_cudaenv_did_is_still_current(tmp_path, env):
