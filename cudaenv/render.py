@@ -207,6 +207,8 @@ def _bytecode_cache():
     """Compiled templates kept in cudaenv's private cache directory (compiling the layer templates
     is most of a render). Compiled code is only ever loaded from a directory and file this user
     owns and nobody else can write, as for the matrix cache; ``CUDAENV_NO_CACHE=1`` turns it off."""
+    import io
+
     import jinja2
 
     from cudaenv import caching as cache
@@ -222,24 +224,14 @@ def _bytecode_cache():
             return os.path.join(self.directory, f"{bucket.key}.jinja")  # the key is a hex digest
 
         def load_bytecode(self, bucket) -> None:
-            path = self._path(bucket)
-            if cache.private(self.directory, directory=True) and cache.private(path, directory=False):
-                with open(path, "rb") as handle:
-                    bucket.load_bytecode(handle)  # jinja checks its own magic and the source checksum
+            data = cache.read_private(self._path(bucket))  # None unless it and its directory are private
+            if data is not None:
+                bucket.load_bytecode(io.BytesIO(data))  # jinja checks its own magic and the source checksum
 
         def dump_bytecode(self, bucket) -> None:
-            try:
-                os.makedirs(self.directory, mode=0o700, exist_ok=True)
-                if not cache.private(self.directory, directory=True):
-                    return
-                import tempfile
-
-                fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-                with os.fdopen(fd, "wb") as handle:
-                    bucket.write_bytecode(handle)
-                os.replace(temporary, self._path(bucket))
-            except OSError:
-                pass  # a cache that cannot be written is only slower
+            compiled = io.BytesIO()
+            bucket.write_bytecode(compiled)
+            cache.write_private(self._path(bucket), compiled.getvalue())  # one that cannot be written is only slower
 
     return PrivateBytecodeCache(os.path.join(cache.root(), "templates"))
 

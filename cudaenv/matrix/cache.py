@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cudaenv import __version__
-from cudaenv.caching import enabled, private, root  # the cache directory and its rules
+from cudaenv.caching import enabled, read_private, root, write_private  # the cache directory and its rules
 
 __all__ = ["enabled", "key_text", "cache_key", "read", "write"]
 
@@ -199,13 +199,12 @@ def _fresh(where: tuple[str, str]):
 
 
 def read(key: str):
-    directory = root()
-    path = os.path.join(directory, f"matrix-{key}{_SUFFIX}")
-    if not (private(directory, directory=True) and private(path, directory=False)):
+    path = os.path.join(root(), f"matrix-{key}{_SUFFIX}")
+    data = read_private(path)
+    if data is None:
         return None  # missing, or someone else could have written it
     try:
-        with open(path, "rb") as handle:
-            node = marshal.loads(handle.read())  # one read: marshal.load on a file reads piecemeal
+        node = marshal.loads(data)  # one read: marshal.load on a file reads piecemeal
         if type(node) is not tuple or len(node) != 6 or node[0] != FORMAT or node[1] != "Matrix":
             return None
         _, _, text, fields, extra, builds = node
@@ -267,21 +266,17 @@ def write(key: str, matrix) -> None:
                     builds = {fw: marshal.dumps(encode(rows, classes)) for fw, rows in found.items()}
             extra[name] = marshal.dumps(encode(value, classes))
         data = marshal.dumps((FORMAT, "Matrix", _KEYS.get(key, ""), fields, extra, builds))
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not private(directory, directory=True):
-            return  # a directory others can write: not a place for a file this user will trust
+        path = os.path.join(directory, f"matrix-{key}{_SUFFIX}")
+        if not write_private(path, data):
+            return  # a directory others can write is not a place for a file this user will trust
         import glob
-        import tempfile
 
         for stale in [*glob.glob(os.path.join(glob.escape(directory), "matrix-*.pickle")),
                       *glob.glob(os.path.join(glob.escape(directory), f"matrix-*{_SUFFIX}"))]:
-            try:
-                os.unlink(stale)
-            except FileNotFoundError:
-                pass
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".matrix-", suffix=".tmp")  # mode 0600
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, os.path.join(directory, f"matrix-{key}{_SUFFIX}"))
+            if stale != path:  # one matrix is kept: this one
+                try:
+                    os.unlink(stale)
+                except FileNotFoundError:
+                    pass
     except (OSError, TypeError, ValueError):
         pass
