@@ -16,8 +16,8 @@ time importing code (about 40 ms here) to redo a resolution whose inputs have no
 
 The caller decides what is pure: ``resolve`` remembers nothing when it read a project or asked
 this machine for its driver and GPUs. A remembered answer is used only when the key is the same
-text (kept whole in the file, not just its short name) and every recorded file still has the
-size and modification time it had; otherwise the question is answered afresh and remembered again.
+text (kept whole in the file, not just its short name) and every recorded file still looks as it
+did (``_state``); otherwise the question is answered afresh and remembered again.
 Answers are plain data (``marshal`` of strings and numbers, checked on read), live under the cache
 directory's rules (``cudaenv.caching``), and are bounded (``LIMIT`` files, the oldest dropped).
 ``CUDAENV_NO_CACHE=1`` turns them off.
@@ -104,33 +104,27 @@ def recall(key: str) -> tuple[str, int] | None:
     return text, code
 
 
-def code_states() -> list[tuple[str, tuple]] | None:
+def code_states() -> list[tuple[str, tuple[int, ...]]] | None:
     """Every module file this process has loaded and every ``.py`` file of cudaenv itself (some,
     such as the matrix loader, shape an answer without being loaded when the matrix comes from its
     cache), with their states; None when one cannot be looked at (a module inside a zip archive,
     say), since a change to it would go unseen."""
-    paths = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
+    paths = [path for module in list(sys.modules.values()) if isinstance(path := getattr(module, "__file__", None), str)]
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cudaenv/caching/.. = cudaenv
     for folder, folders, files in os.walk(package):
         folders[:] = [name for name in folders if name != "__pycache__"]
         paths += [os.path.join(folder, name) for name in files if name.endswith(".py")]
-    found = []
-    for path in paths:
-        if isinstance(path, str):
-            state = _state(path)
-            if state is None:
-                return None
-            found.append((path, state))
-    return found
+    found = states(paths)
+    return None if any(state is None for _, state in found) else found
 
 
-def states(paths: Iterable[str]) -> list[tuple[str, tuple[int, int] | None]]:
+def states(paths: Iterable[str]) -> list[tuple[str, tuple[int, ...] | None]]:
     """Each path with what it looks like now. Taken for the data files *before* they are read, so
     an edit made while the answer is computed is seen as a change next time."""
     return [(path, _state(path)) for path in paths]
 
 
-def remember(key: str, text: str, code: int, watched: Iterable[tuple[str, tuple[int, int] | None]]) -> None:
+def remember(key: str, text: str, code: int, watched: Iterable[tuple[str, tuple[int, ...] | None]]) -> None:
     """Record an answer and the files it was computed from, each as ``states`` saw it (the first
     state of a path listed twice wins). Best effort: never fails the command."""
     if not enabled():
