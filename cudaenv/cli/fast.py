@@ -96,82 +96,19 @@ def _click_accepts_directory(path: str) -> bool:
 
 
 def resolve(args: list[str], *, remember: bool = False) -> int | None:
-    """Run ``cudaenv resolve ARGS`` without click; None when click must parse them. With
-    ``remember`` (a real process, not a test calling in), an answer that depended only on the words
-    and the files behind them is remembered, and the same question asked again is answered from it
-    (``cudaenv.caching.answers``)."""
+    """Run ``cudaenv resolve ARGS`` without click; None when click must parse them. ``remember``:
+    a process of its own, whose answers may be remembered (``cudaenv.cli.resolving.run_resolve``)."""
     parsed = parse_resolve(args)
     if parsed is None:
         return None
-    from cudaenv.cli.output import print_answer, reset_json
+    from cudaenv.cli.output import reset_json
+    from cudaenv.cli.resolving import run_resolve
 
     reset_json()
     directory, driver, gpus = parsed.pop("directory"), parsed.pop("driver"), parsed.pop("gpus")
     ccs, no_detect, as_json = parsed.pop("compute_capabilities"), parsed.pop("no_detect"), parsed.pop("as_json")
-    key = note = None
-    if directory is None:
-        from cudaenv.project.locate import find_config
-
-        if find_config(".") is None:  # a project here is read, and its files are not recorded
-            note = unread_dependencies_note(parsed)
-            if remember:
-                from cudaenv.caching import answers
-
-                key = answers.key_text("resolve", args)
-                found = answers.recall(key)
-                if found is not None:
-                    text, code = found
-                    print_answer(text, as_json)
-                    print_note(note)
-                    return code
-    from cudaenv.cli.resolving import resolve_answer
-
-    data_files = _matrix_inputs() if key is not None else None  # as they are before they are read
-    answer = resolve_answer(directory, driver=driver, gpus=gpus, compute_capabilities=ccs, no_detect=no_detect,
-                            as_json=as_json, options=parsed)
-    print_answer(answer.text, as_json)
-    print_note(note)
-    if data_files is not None and answer.pure:
-        from cudaenv.caching import answers
-
-        code_files = answers.code_states()
-        if code_files is not None:
-            answers.remember(key, answer.text, answer.code, [*data_files, *code_files])
-    return answer.code
-
-
-def unread_dependencies_note(options: dict) -> str | None:
-    """No project here and no framework asked for, yet a requirements file is here: the note that
-    says it was not read (the answer is for the options alone) and how to make it a project.
-    Printed on stderr after the answer (``print_note``); a failure prints its one line alone."""
-    from cudaenv.cli.stack_options import FRAMEWORK_OPTIONS
-    from cudaenv.project.locate import dependency_files
-
-    if any(options.get(f"fw_{name}") for name in FRAMEWORK_OPTIONS):
-        return None
-    found = dependency_files(".")
-    if not found:
-        return None
-    return (f"cudaenv: note: no cudaenv.toml here, so {', '.join(found)} {'is' if len(found) == 1 else 'are'} "
-            "not read: this answer is for the options alone (`cudaenv init` makes a project of them)")
-
-
-def print_note(note: str | None) -> None:
-    if note:
-        sys.stderr.write(note + "\n")
-        sys.stderr.flush()
-
-
-def _matrix_inputs() -> list | None:
-    """The matrix's files and directories with their current state; None when they cannot be
-    listed (the resolution then reports what is wrong, and nothing is remembered)."""
-    from cudaenv.caching import answers
-    from cudaenv.matrix import input_paths
-
-    try:
-        return answers.states(input_paths())
-    except (OSError, ValueError):
-        return None
+    return run_resolve(directory, driver=driver, gpus=gpus, compute_capabilities=ccs, no_detect=no_detect,
+                       as_json=as_json, options=parsed, remember_as=args if remember else None)
 
 
 # --- `cudaenv --help` ----------------------------------------------------------------------------

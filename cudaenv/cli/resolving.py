@@ -7,27 +7,87 @@ The click command (``resolve_cmd``) and the click-free fast path (``cudaenv.cli.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from cudaenv.cli.output import json_text, print_answer
 from cudaenv.cli.stack_options import constraints_from_options
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a remembered answer needs none)
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cudaenv.resolver.model import Resolution, Stack
 
 
 def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
-                compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> int:
-    """Resolve, print (text or the one JSON object) and return the exit code: 0 a stack, 1 none."""
-    from cudaenv.cli.fast import print_note, unread_dependencies_note
+                compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict,
+                remember_as: list[str] | None = None) -> int:
+    """Resolve, print (text or the one JSON object) and return the exit code: 0 a stack, 1 none.
+
+    ``remember_as``: the command's words, given when this is a process of its own (the entry point
+    read sys.argv, so nothing can have been patched). An answer that depended only on them and the
+    files behind them is then remembered under them, and the same words asked again are answered
+    from it (``cudaenv.caching.answers``). A project here or in DIRECTORY is read every time."""
     from cudaenv.project.locate import find_config
 
-    note = unread_dependencies_note(options) if directory is None and find_config(".") is None else None
-    answer = resolve_answer(directory, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
+    here = find_config(".") if directory is None else None
+    note = unread_dependencies_note(options) if directory is None and here is None else None
+    key = data_files = None
+    if remember_as is not None and directory is None and here is None:
+        from cudaenv.caching import answers
+
+        key = answers.key_text("resolve", remember_as)
+        found = answers.recall(key)
+        if found is not None:
+            text, code = found
+            print_answer(text, as_json)
+            print_note(note)
+            return code
+        data_files = _matrix_inputs()  # as they are before they are read
+    answer = resolve_answer(directory, here=here, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             no_detect=no_detect, as_json=as_json, options=options)
     print_answer(answer.text, as_json)
     print_note(note)
+    if data_files is not None and answer.pure:
+        from cudaenv.caching import answers
+
+        code_files = answers.code_states()
+        if code_files is not None:
+            answers.remember(key, answer.text, answer.code, [*data_files, *code_files])
     return answer.code
+
+
+def unread_dependencies_note(options: dict) -> str | None:
+    """No project here and no framework asked for, yet a requirements file is here: the note that
+    says it was not read (the answer is for the options alone) and how to make it a project.
+    Printed on stderr after the answer (``print_note``); a failure prints its one line alone."""
+    from cudaenv.cli.stack_options import FRAMEWORK_OPTIONS
+    from cudaenv.project.locate import dependency_files
+
+    if any(options.get(f"fw_{name}") for name in FRAMEWORK_OPTIONS):
+        return None
+    found = dependency_files(".")
+    if not found:
+        return None
+    return (f"cudaenv: note: no cudaenv.toml here, so {', '.join(found)} {'is' if len(found) == 1 else 'are'} "
+            "not read: this answer is for the options alone (`cudaenv init` makes a project of them)")
+
+
+def print_note(note: str | None) -> None:
+    if note:
+        sys.stderr.write(note + "\n")
+        sys.stderr.flush()
+
+
+def _matrix_inputs() -> list | None:
+    """The matrix's files and directories with their current state; None when they cannot be
+    listed (the resolution then reports what is wrong, and nothing is remembered)."""
+    from cudaenv.caching import answers
+    from cudaenv.matrix import input_paths
+
+    try:
+        return answers.states(input_paths())
+    except (OSError, ValueError):
+        return None
 
 
 class Answer:
@@ -41,11 +101,11 @@ class Answer:
         self.text, self.code, self.pure = text, code, pure
 
 
-def resolve_answer(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
+def resolve_answer(directory: str | None, *, here: Path | None, driver: str | None, gpus: tuple[str, ...],
                    compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> Answer:
-    """The resolution as ``resolve`` prints it (bad input raises, as everywhere)."""
+    """The resolution as ``resolve`` prints it (bad input raises, as everywhere). ``here``: the
+    configuration found in the working directory when no DIRECTORY was given (``find_config``)."""
     from cudaenv.matrix import load_matrix
-    from cudaenv.project.locate import find_config
     from cudaenv.resolver.model import Constraints
     from cudaenv.resolver.resolve import resolve
     from cudaenv.target import resolve_target
@@ -55,7 +115,7 @@ def resolve_answer(directory: str | None, *, driver: str | None, gpus: tuple[str
         from cudaenv.project import load_project
 
         project = load_project(directory)  # bad input is reported before any heavy loading
-    elif find_config(".") is not None:
+    elif here is not None:
         from cudaenv.project import load_project
 
         project = load_project(".")  # the project here, as lock/check/build/run use it
