@@ -199,15 +199,14 @@ def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
     ``IMAGE_RUN_KEYS``, how: editing them (a GPU count, /dev/shm, a port) leaves the lock current.
     ``whole_run``: the hash as cudaenv 0.1.0 wrote it before 2026-11-24 (all of [run]), still
     accepted so that upgrading does not make every lock stale."""
-    digest = hashlib.sha256(json.dumps(_locked_tables(project, whole_run=whole_run), sort_keys=True,
-                                       default=str).encode())
+    digest = hashlib.sha256(_config_text(project, whole_run=whole_run))
     for relative in project.requirements:
         digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
     return digest.hexdigest()[:32]
 
 
-def _locked_tables(project: Project, *, whole_run: bool = False) -> dict:
-    """The configuration the lock depends on (``inputs_hash``)."""
+def _config_text(project: Project, *, whole_run: bool = False) -> bytes:
+    """The configuration the lock depends on, as the bytes both digests are taken of."""
     tables = {key: value for key, value in project.raw.items() if key != "cluster"}
     run = tables.get("run")
     if not whole_run and isinstance(run, dict):
@@ -216,13 +215,12 @@ def _locked_tables(project: Project, *, whole_run: bool = False) -> dict:
             tables["run"] = kept
         else:
             del tables["run"]
-    return tables
+    return json.dumps(tables, sort_keys=True, default=str).encode()
 
 
 def input_digests(project: Project) -> tuple[tuple[str, str], ...]:
     """Each input on its own: the configuration ("config") and every requirements file."""
-    found = [("config", hashlib.sha256(json.dumps(_locked_tables(project), sort_keys=True, default=str)
-                                       .encode()).hexdigest()[:32])]
+    found = [("config", hashlib.sha256(_config_text(project)).hexdigest()[:32])]
     for relative in project.requirements:
         found.append((f"file:{relative}", hashlib.sha256((project.root / relative).read_bytes()).hexdigest()[:32]))
     return tuple(sorted(found))
@@ -438,7 +436,7 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
     if lock is None:
         return ["there is no cudaenv.lock"]
     reasons = []
-    if lock.inputs_hash not in (inputs_hash(project), inputs_hash(project, whole_run=True)):
+    if lock.inputs_hash != inputs_hash(project) and lock.inputs_hash != inputs_hash(project, whole_run=True):
         which = changed_inputs(lock, project) or "the configuration or a requirements file changed"
         reasons.append(f"{which} since the lock was written")
     if lock.matrix_revision != matrix_revision:
