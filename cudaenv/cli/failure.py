@@ -30,10 +30,12 @@ def error_code(exc: BaseException) -> str:
     return getattr(exc, "code", None) if isinstance(getattr(exc, "code", None), str) else "failed"
 
 
-def fail(exc: BaseException, exit_code: int, message: str, code: str, as_json: bool) -> None:
+def fail(exc: BaseException, exit_code: int, message: str, code: str, as_json: bool, *, json_lines: bool = False) -> None:
     """One line on stderr; with --json also the one error object on stdout (unless the command
-    already printed its own)."""
-    from cudaenv.cli.output import emit_json, error_object, json_emitted
+    already printed its own), on a line of its own with ``json_lines`` (``top --json``'s stream)."""
+    import json
+
+    from cudaenv.cli.output import emit_json_text, error_object, json_emitted, json_text
 
     if len(message) > 1000:  # bad input is named, never echoed back a megabyte at a time
         message = f"{message[:600]} … {message[-200:]}"
@@ -42,7 +44,7 @@ def fail(exc: BaseException, exit_code: int, message: str, code: str, as_json: b
     if as_json and not json_emitted():
         payload = error_object(exc, code=code, message=message)
         payload["exit_code"] = exit_code
-        emit_json(payload)
+        emit_json_text(json.dumps(payload, separators=(",", ":")) + "\n" if json_lines else json_text(payload))
     sys.exit(exit_code)
 
 

@@ -27,14 +27,16 @@ def cli() -> None:
 
 
 def _command_path(args: list[str]) -> str:
-    """``cudaenv export slurm`` for ``export slurm --runtime``: the command words the arguments start with."""
-    words, group = ["cudaenv"], COMMANDS
+    """``cudaenv export slurm`` for ``export slurm --runtime``: the command words the arguments
+    start with, as the group and its subgroups know them (for errors click raises without a context)."""
+    words, command = ["cudaenv"], cli
     for arg in args:
-        if arg.startswith("-") or arg not in group:
+        if arg.startswith("-") or not isinstance(command, click.Group):
+            break
+        command = command.get_command(click.Context(command, info_name=words[-1]), arg)
+        if command is None:
             break
         words.append(arg)
-        group = {"slurm", "kubernetes", "compose", "devcontainer"} if arg == "export" else \
-            {"list", "show", "update"} if arg == "matrix" else ()
     return " ".join(words)
 
 

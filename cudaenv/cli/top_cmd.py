@@ -104,12 +104,6 @@ def top(once: bool, as_json: bool, interval: float) -> None:
     except CudaenvError as exc:
         if not as_json:
             raise
-        # the error object every command prints, on one line (JSON Lines), and the one line on stderr
-        from cudaenv.cli.failure import error_code
-        from cudaenv.cli.output import error_object
+        from cudaenv.cli.failure import error_code, fail
 
-        click.echo(f"cudaenv: error: {exc}", err=True)
-        payload = error_object(exc, code=error_code(exc))
-        payload["exit_code"] = exc.exit_code
-        _json_line(payload)
-        sys.exit(exc.exit_code)
+        fail(exc, exc.exit_code, str(exc), error_code(exc), True, json_lines=True)  # the stream stays JSON Lines
