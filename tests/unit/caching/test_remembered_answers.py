@@ -18,20 +18,10 @@ import pytest
 
 from cudaenv.caching import answers
 from tests.unit.host import hide_nvml, path_without_nvidia_smi
+from tests.unit.matrix.test_overlays import NEW_TORCH  # a torch release the shipped matrix lacks
 
 REPO = Path(__file__).resolve().parents[3]
 QUESTION = ["resolve", "--torch", ">=2.0", "--python", "3.12", "--driver", "580.65.06", "--json"]
-NEW_TORCH = """
-[[release]]
-version = "2.99.0"
-python = ["3.12", "3.13"]
-source = "overlay test ; read 2026-11-21"
-
-[[release.variant]]
-cuda = "12.8"
-index_url = "https://download.pytorch.org/whl/cu128"
-compute_capabilities = ["8.0", "9.0"]
-"""
 
 
 class Sandbox:
