@@ -244,6 +244,16 @@ def compare_matrix(checks: Checks, torch_info: dict | None, jax_info: dict | Non
         checks.holds(f"jax {jax_info['version']} is a matrix release", row is not None, jax_info["version"])
         if row is not None:
             checks.same(f"jax {row.version} jaxlib", row.jaxlib, jax_info.get("jaxlib"), "jaxlib.__version__")
+            built = (jax_info.get("cuda_versions") or {}).get("cudnn_build_version") if isinstance(
+                jax_info.get("cuda_versions"), dict) else None
+            majors = {name.split("cuda")[1].split("-")[0] for name in plugin if "cuda" in name}
+            for variant in row.variants:
+                if built and variant.cudnn is not None and variant.extra.startswith(tuple(f"cuda{m}" for m in majors)):
+                    floor = f"{built // 10000}.{(built % 10000) // 100}"
+                    below = f"{built // 10000}.{(built % 10000) // 100 - 1}.99"
+                    # XLA refuses a runtime cuDNN of a lower minor than the plugin was built with
+                    checks.holds(f"jax {row.version} [{variant.extra}] cuDNN range starts at the plugin's build {floor}",
+                                 variant.cudnn.contains(floor) and not variant.cudnn.contains(below), str(variant.cudnn))
     if nvml:
         branch_no = int(nvml["driver_version"].split(".")[0])
         branch = matrix.driver_branch(branch_no)

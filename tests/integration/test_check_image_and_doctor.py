@@ -356,16 +356,16 @@ def test_doctor_reports_the_driver_and_gpu_nvidia_smi_shows(doctor_with):
     _, payload = doctor_with("r580-h100")
     host = payload["host"]
 
-    assert (host["driver"], host["source"], host["cuda_driver_version"]) == ("580.105.08", "nvidia-smi", "13.0")
+    assert (host["driver"], host["source"], host["cuda_driver_version"]) == ("580.159.04", "nvidia-smi", "13.0")
     assert host["gpus"] == [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
-                             "memory_mib": 81559, "uuid": "GPU-bc5610b9-79c8-fedd-8899-07539c7f868a"}]
+                             "memory_mib": 81559, "uuid": "GPU-4fada327-7bd1-c7ab-1946-201922c931dc"}]
 
 
 def test_doctor_driver_check_passes_and_names_its_source(doctor_with):
     _, payload = doctor_with("r580-h100")
     check = check_named(payload, "NVIDIA driver")
     assert check["ok"] is True
-    assert check["detail"].startswith("580.105.08 (via nvidia-smi")
+    assert check["detail"].startswith("580.159.04 (via nvidia-smi")
 
 
 def test_doctor_derives_the_highest_cuda_from_the_matrix(doctor_with):

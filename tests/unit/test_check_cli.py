@@ -470,7 +470,7 @@ def test_undeclared_host_is_detected_from_nvidia_smi(fake_smi):
     (result,) = one_json_object(proc)["results"]
 
     assert proc.returncode == 0, proc.stderr
-    assert result["host"] == {"driver": "580.105.08", "gpus": ["H100 (sm_90)"]}
+    assert result["host"] == {"driver": "580.159.04", "gpus": ["H100 (sm_90)"]}
     assert result["mode"] == "native"
 
 

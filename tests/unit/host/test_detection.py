@@ -66,9 +66,9 @@ def test_r580_h100_is_read_from_nvidia_smi_with_every_field(smi, empty_root):
     smi(**RECORDED_HOSTS["r580-h100"])
     info = detect(empty_root)
 
-    assert (info.driver, info.source) == ("580.105.08", "nvidia-smi")
+    assert (info.driver, info.source) == ("580.159.04", "nvidia-smi")
     assert info.gpus == (DetectedGpu(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0",
-                                     memory_mib=81559, uuid="GPU-bc5610b9-79c8-fedd-8899-07539c7f868a"),)
+                                     memory_mib=81559, uuid="GPU-4fada327-7bd1-c7ab-1946-201922c931dc"),)
 
 
 def test_cuda_version_comes_from_the_nvidia_smi_header(smi, empty_root):
@@ -164,7 +164,7 @@ def test_nvidia_smi_wins_over_the_kernel_files(smi, tmp_path):
     smi(**RECORDED_HOSTS["r580-h100"])
     info = detect(kernel_tree(tmp_path / "root", proc="proc-version-r535.txt"))
 
-    assert (info.driver, info.source) == ("580.105.08", "nvidia-smi")
+    assert (info.driver, info.source) == ("580.159.04", "nvidia-smi")
 
 
 # --- NVML ----------------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ def test_undeclared_target_is_detected_and_names_its_source(smi, matrix):
     target = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=())
 
     assert target.origin == "detected via nvidia-smi"
-    assert target.host.driver == "580.105.08"
+    assert target.host.driver == "580.159.04"
     assert [(g.name, g.compute_capability, g.datacenter) for g in target.host.gpus] == [("H100", "9.0", True)]
 
 
