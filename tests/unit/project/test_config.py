@@ -146,9 +146,9 @@ def docs_configurations() -> list[tuple[str, str]]:
 @pytest.mark.parametrize("text", [t for _, t in docs_configurations()],
                          ids=[f"{where}#{i}" for i, (where, _) in enumerate(docs_configurations())])
 def test_every_configuration_shown_in_the_docs_is_a_valid_config(tmp_path: Path, text):
-    """What newcomers copy must load as it stands."""
+    """What newcomers copy must load as it stands (a ConfigError names the file, key and value)."""
     project = load_project(project_dir(tmp_path, text))
-    assert project.name == "detector"
+    assert project.config_path == tmp_path / "cudaenv.toml"  # read, not defaulted
 
 
 def test_the_annotated_configuration_is_shown_and_valid(tmp_path: Path):
