@@ -194,33 +194,26 @@ def test_plan_text_lists_groups_and_exits_1_when_a_project_runs_nowhere(projects
     assert "\nno node can run:\n  vision-service:\n    t4-r470 (driver 470.129.06, T4 (sm_75)): driver 470.129.06" in out
 
 
-def readme_node_examples() -> list[tuple[str, list[str]]]:
-    import re
+def docs_node_examples() -> list[tuple[str, list[str], list[str]]]:
+    """Every `$ cudaenv ... --nodes ...` console example of README.md and docs/*.md: (where, args,
+    the output shown)."""
     import shlex
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"```console\n(.+?)```", text, re.S):
-        lines = block.rstrip("\n").split("\n")
-        for index, line in enumerate(lines):
-            if line.startswith("$ cudaenv ") and "--nodes" in line:
-                output = []
-                for following in lines[index + 1:]:
-                    if following.startswith("$ "):
-                        break
-                    output.append(following)
-                examples.append((shlex.split(line[2:])[1:], output))
-    return examples
+    from tests.support.docs import console_examples, name
+
+    return [(name(path), shlex.split(command)[1:], output)
+            for path, command, output in console_examples(lambda line: line.startswith("$ cudaenv ") and "--nodes" in line)]
 
 
-@pytest.mark.parametrize("args,expected", readme_node_examples(), ids=["check", "plan"])
-def test_the_readme_node_examples_are_what_cudaenv_prints(args, expected):
-    proc = cudaenv(*args, cwd=ROOT)  # the README's paths are relative to the repository
+@pytest.mark.parametrize("args,expected", [(a, o) for _, a, o in docs_node_examples()],
+                         ids=[f"{where}: {args[0]}" for where, args, _ in docs_node_examples()])
+def test_the_docs_node_examples_are_what_cudaenv_prints(args, expected):
+    proc = cudaenv(*args, cwd=ROOT)  # the examples' paths are relative to the repository
     assert proc.stdout.rstrip("\n").split("\n") == expected
 
 
-def test_the_readme_has_node_examples():
-    assert {args[0] for args, _ in readme_node_examples()} == {"check", "plan"}
+def test_the_docs_have_node_examples():
+    assert {args[0] for _, args, _ in docs_node_examples()} == {"check", "plan"}
 
 
 def test_plan_reports_a_project_without_any_stack_as_running_nowhere(tmp_path):

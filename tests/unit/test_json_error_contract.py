@@ -1,4 +1,4 @@
-"""The README's --json failure object is what cudaenv prints, and `resolve` with no directory uses
+"""The docs' --json failure object is what cudaenv prints, and `resolve` with no directory uses
 the project in the current directory like every other command."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.support.docs import find_one
 
 
 def cudaenv(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -19,9 +19,9 @@ def cudaenv(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           env=env, timeout=120)
 
 
-def test_the_readme_json_error_example_is_what_cudaenv_prints(tmp_path):
-    example = json.loads(re.search(r"a failure is still exactly one object on stdout:\n\n```json\n(.+?)\n```",
-                                   README.read_text(), re.S).group(1))
+def test_the_docs_json_error_example_is_what_cudaenv_prints(tmp_path):
+    _, match = find_one(r"a failure is still exactly one object on stdout:\n\n```json\n(.+?)\n```", "--json failure example")
+    example = json.loads(match.group(1))
     field = example["error"]["field"]
     bad = re.search(r"got '(.+?)'", example["error"]["message"]).group(1)
     section, key = field.split(".")
@@ -60,11 +60,11 @@ def test_requirements_here_without_a_project_are_named_as_not_read(tmp_path):
     assert project.stderr == "" and json.loads(project.stdout)["stack"]["frameworks"]["torch"] == "2.4.1"
 
 
-def test_every_error_code_cudaenv_can_print_is_in_the_readme():
+def test_every_error_code_cudaenv_can_print_is_in_the_docs():
     """Scripts branch on `code`: each one an error class carries (or the failure handler maps to)
-    is listed where the README promises the list."""
-    listed = set(re.findall(r"`([a-z-]+)`", re.search(r"`code` is one of (.+?); `file`", README.read_text(),
-                                                      re.S).group(1)))
+    is listed where the docs promise the list."""
+    where, match = find_one(r"`code` is one of (.+?); `file`", "list of error codes")
+    listed = set(re.findall(r"`([a-z-]+)`", match.group(1)))
     source = Path(__file__).resolve().parents[2] / "cudaenv"
     used = set()
     for path in source.rglob("*.py"):
@@ -73,7 +73,7 @@ def test_every_error_code_cudaenv_can_print_is_in_the_readme():
         used |= set(re.findall(r'\(errors\.\w+, "([a-z-]+)"\)', text))
     used |= {"usage", "failed"}  # click's usage errors, and anything else (cudaenv.cli.failure)
     assert {"bad-input", "no-stack", "index-unreachable"} <= used
-    assert used <= listed, f"codes missing from the README: {sorted(used - listed)}"
+    assert used <= listed, f"codes missing from {where.name}: {sorted(used - listed)}"
 
 
 def test_a_message_about_a_url_does_not_name_the_url_as_the_file():

@@ -1,45 +1,34 @@
-"""The README's console examples that need no network, GPU or engine are what cudaenv prints:
-each `$ cudaenv resolve ...` block is run and its output compared line by line."""
+"""The console examples of the README and the docs pages that need no network, GPU or engine are
+what cudaenv prints: each `$ cudaenv resolve ...` example with output (in README.md or any page
+under docs/) is run and its output compared line by line."""
 
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.support.docs import README, console_examples, name
+
+EXAMPLES = [(path, command, output) for path, command, output in
+            console_examples(lambda line: line.startswith("$ cudaenv resolve ") and "#" not in line) if output]
 
 
-def offline_examples() -> list[tuple[str, list[str]]]:
-    examples = []
-    for block in re.findall(r"```console\n(.+?)```", README.read_text(encoding="utf-8"), re.S):
-        lines = block.rstrip("\n").split("\n")
-        for index, line in enumerate(lines):
-            if line.startswith("$ cudaenv resolve ") and "#" not in line:
-                output = []
-                for following in lines[index + 1:]:
-                    if following.startswith("$ "):
-                        break
-                    output.append(following)
-                if output:
-                    examples.append((line[2:], output))
-    return examples
+def test_the_docs_have_offline_examples_to_check():
+    assert EXAMPLES, "no `$ cudaenv resolve` example with output found in README.md or docs/*.md"
 
 
-EXAMPLES = offline_examples()
+def test_the_readme_itself_shows_a_checked_example():
+    """The newcomer's page shows a real answer, not only the reference."""
+    assert any(path == README for path, _, _ in EXAMPLES)
 
 
-def test_the_readme_has_offline_examples_to_check():
-    assert EXAMPLES, "no `$ cudaenv resolve` example with output found in README.md"
-
-
-@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
-def test_a_readme_console_example_prints_what_the_readme_shows(tmp_path, command, expected):
+@pytest.mark.parametrize("command,expected", [(c, o) for _, c, o in EXAMPLES],
+                         ids=[f"{name(p)}: {c}" for p, c, _ in EXAMPLES])
+def test_a_docs_console_example_prints_what_the_docs_show(tmp_path, command, expected):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_") or k == "CUDAENV_CACHE_DIR"}
     env["CUDAENV_MATRIX_PATH"] = ""
     argv = shlex.split(command)

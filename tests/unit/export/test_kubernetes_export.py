@@ -335,9 +335,8 @@ def test_docker_sizes_become_the_same_bytes_as_kubernetes_quantities(text, quant
     assert shm_quantity(text, "run.shm_size") == quantity
 
 
-# --- the README's manifest is what the code writes --------------------------------------------------------
+# --- the docs' manifest is what the code writes ----------------------------------------------------------
 
-README = Path(__file__).resolve().parents[3] / "README.md"
 README_PROJECT = """\
 [project]
 name = "detector"
@@ -360,12 +359,15 @@ env = { WANDB_MODE = "offline" }
 """
 
 
-def test_readme_manifest_is_what_the_export_prints(tmp_path):
-    text = README.read_text(encoding="utf-8")
-    match = re.search(r"<!-- kubernetes-manifest -->\n<details>.*?\n\n```yaml\n(.*?)```\n", text, re.S)
-    assert match, "README.md: no ```yaml block after <!-- kubernetes-manifest -->"
-    command = re.search(r"```sh\n(cudaenv export kubernetes .*?> train\.yaml)\n", text, re.S).group(1)
-    args = [word for word in command.replace("\\\n", " ").split()][3:-2]  # after `cudaenv export kubernetes`, before `>`
+def test_docs_manifest_is_what_the_export_prints(tmp_path):
+    """The manifest after `<!-- kubernetes-manifest -->` (in README.md or a docs/ page) is what the
+    `cudaenv export kubernetes ... > train.yaml` command shown in the docs prints."""
+    from tests.support.docs import find_one, name
+
+    where, match = find_one(r"<!-- kubernetes-manifest -->\n<details[^>]*>.*?\n\n```yaml\n(.*?)```\n",
+                            "```yaml block after <!-- kubernetes-manifest -->")
+    _, shown = find_one(r"```sh\n(cudaenv export kubernetes .*?> train\.yaml)\n", "`cudaenv export kubernetes ... > train.yaml`")
+    args = [word for word in shown.group(1).replace("\\\n", " ").split()][3:-2]  # after `cudaenv export kubernetes`, before `>`
     directory = tmp_path / "detector"
     directory.mkdir()
     (directory / "cudaenv.toml").write_text(README_PROJECT)
@@ -374,8 +376,9 @@ def test_readme_manifest_is_what_the_export_prints(tmp_path):
     proc = cudaenv("export", "kubernetes", *args, env=readme_env, cwd=directory)
     assert proc.returncode == 0, proc.stderr
     if os.environ.get("CUDAENV_UPDATE_GOLDEN", "").strip().lower() in {"1", "true", "yes"}:
-        README.write_text(text[:match.start(1)] + proc.stdout + text[match.end(1):], encoding="utf-8")
+        text = where.read_text(encoding="utf-8")
+        where.write_text(text[:match.start(1)] + proc.stdout + text[match.end(1):], encoding="utf-8")
         return
-    assert proc.stdout == match.group(1), ("README.md's Kubernetes manifest is stale (a matrix or code change?): "
+    assert proc.stdout == match.group(1), (f"{name(where)}'s Kubernetes manifest is stale (a matrix or code change?): "
                                            "review, then rewrite it with CUDAENV_UPDATE_GOLDEN=1")
     validate(yaml.safe_load(proc.stdout))

@@ -362,17 +362,19 @@ def test_docker_gpus_is_refused_for_other_runtimes(project, env):
 README_FEATURES = {"a100": ("A100", "550.54.15"), "h100": ("H100", "550.54.15"), "v100": ("V100", "470.82.01")}
 
 
-def test_the_readme_slurm_example_is_what_cudaenv_prints(tmp_path, env):
-    import re
+def test_the_docs_slurm_example_is_what_cudaenv_prints(tmp_path, env):
+    """The sbatch script after `<!-- slurm-script -->` is what the command after
+    `<!-- slurm-example -->` prints (both in README.md or a docs/ page)."""
     import shlex
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    section = readme.split("### Slurm", 1)[1]
-    command = re.search(r"```sh\n(cudaenv export slurm .+?) > train\.sbatch", section, re.S).group(1)
-    shown = re.search(r"```bash\n(.+?)```", section, re.S).group(1)
+    from tests.support.docs import find_one
+
+    _, command = find_one(r"<!-- slurm-example -->\n```sh\n(cudaenv export slurm .+?) > train\.sbatch",
+                          "`cudaenv export slurm` command after <!-- slurm-example -->")
+    _, shown = find_one(r"<!-- slurm-script -->\n```bash\n(.+?)```", "```bash block after <!-- slurm-script -->")
     directory = make_project(tmp_path / "detector", env, features=README_FEATURES)
-    args = shlex.split(command.replace("\\\n", " "))[4:]  # after `cudaenv export slurm .`
-    assert script(directory, env, *args) == shown
+    args = shlex.split(command.group(1).replace("\\\n", " "))[4:]  # after `cudaenv export slurm .`
+    assert script(directory, env, *args) == shown.group(1)
 
 
 def test_the_digest_cudaenv_push_recorded_is_the_default_image(project, env):

@@ -136,13 +136,32 @@ def test_missing_configuration_points_at_init(tmp_path):
         load_project(tmp_path)
 
 
-def test_the_readme_configuration_example_is_a_valid_config(tmp_path: Path):
-    """The README's annotated cudaenv.toml is what newcomers copy: it must load as it stands."""
+def docs_configurations() -> list[tuple[str, str]]:
+    """Every ```toml block after a `<!-- cudaenv-toml -->` comment in README.md and docs/*.md."""
+    from tests.support.docs import find_all, name
+
+    return [(name(path), match.group(1)) for path, match in find_all(r"<!-- cudaenv-toml -->\n```toml\n(.+?)\n```")]
+
+
+@pytest.mark.parametrize("text", [t for _, t in docs_configurations()],
+                         ids=[f"{where}#{i}" for i, (where, _) in enumerate(docs_configurations())])
+def test_every_configuration_shown_in_the_docs_is_a_valid_config(tmp_path: Path, text):
+    """What newcomers copy must load as it stands (a ConfigError names the file, key and value)."""
+    project = load_project(project_dir(tmp_path, text))
+    assert project.config_path == tmp_path / "cudaenv.toml"  # read, not defaulted
+
+
+def test_the_annotated_configuration_is_shown_and_valid(tmp_path: Path):
+    """The reference's annotated cudaenv.toml, every table in it, loads as it stands."""
     import re
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    example = re.search(r"## Configuration\n.*?```toml\n(.+?)\n```", readme, re.S)
-    assert example, "README.md has no ```toml block under ## Configuration"
-    project = load_project(project_dir(tmp_path, example.group(1)))
-    assert project.name == "detector"
+    from tests.support.docs import DOCS
+
+    shown = [text for where, text in docs_configurations() if where.startswith("docs/")]
+    annotated = [text for text in shown if "[cluster.slurm.features]" in text]
+    assert len(annotated) == 1, "docs/ must show one annotated cudaenv.toml (with [cluster.slurm.features])"
+    tables = set(re.findall(r"^\[([a-z.]+)\]", annotated[0], re.M))
+    assert {"project", "frameworks", "cuda", "target", "build", "run"} <= tables
+    assert (DOCS / "configuration.md").read_text(encoding="utf-8").count(annotated[0]) == 1
+    project = load_project(project_dir(tmp_path, annotated[0]))
     assert project.run.ports == ("8888", "6006:6006", "127.0.0.1:8080:8080")
