@@ -41,7 +41,9 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     if nodes_file is not None:
         _plan_nodes(matrix, directories, projects, nodes_file, as_json)
         return
-    entries = list(zip(_labels(projects), (p.constraints for p in projects)))
+    from cudaenv.project.config import project_constraints
+
+    entries = list(zip(_labels(projects), (project_constraints(matrix, p) for p in projects)))
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
     result = plan(matrix, entries, target.host)

@@ -47,7 +47,11 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
     plan = constraints_from_detected(detected)
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
-    result = resolve(matrix, plan.constraints, target.host)
+    from cudaenv.project.config import project_constraints
+
+    # the framework index the environment names decides which builds exist, for init as for lock
+    unconfigured = parse_config(directory, {}, str(directory / CONFIG_FILE), None)
+    result = resolve(matrix, project_constraints(matrix, unconfigured, plan.constraints), target.host)
     if not result.ok:
         if as_json:
             emit_json({"ok": False, "found": detected.found, "resolution": result.as_dict(), "written": []})
@@ -84,6 +88,7 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
         if lock is not None:
             lock_text = lock.as_toml()
             written.append(str(project.lock_path))
+            result = locked  # what the lock holds is what init resolved (the wheels' CUDA where it differs)
     write_atomically(config_path, text)  # only now: a failed resolution leaves the project untouched
     if lock_text is not None:
         write_atomically(directory / "cudaenv.lock", lock_text)
@@ -143,6 +148,9 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
         click.get_current_context().exit(1)
     pinned = lock_value.pinned
     write_atomically(project.lock_path, lock_value.as_toml())
+    for problem in result.problems:
+        if problem.code == "cuda-from-wheels":
+            click.echo(f"note: {problem.message}", err=True)
     if as_json:
         emit_json({"ok": True, "lock": str(project.lock_path), "stack": result.stack.as_dict(), "pinned": list(pinned)})
         return

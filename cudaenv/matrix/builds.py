@@ -39,6 +39,7 @@ class Build:
     brings_own_cuda: bool  # installs CUDA libraries as wheels (no CUDA toolkit image needed)
     established: bool = True  # False: no primary source shows this build was published (matrix note says why)
     caveat: str = ""  # what a user of this build must know (a warning whenever it is chosen)
+    on_pypi: bool = False  # an index build that PyPI also serves (torch: the release's pypi_cuda variant)
 
     @property
     def label(self) -> str:
@@ -52,7 +53,8 @@ def _torch(matrix: "Matrix") -> list[Build]:
     out = []
     for release in matrix.torch:
         companions = tuple((n, v) for n, v in (("torchvision", release.torchvision), ("torchaudio", release.torchaudio)) if v)
-        requirements = (f"torch=={release.version}", *(f"{n}=={v}" for n, v in companions))
+        # torchvision / torchaudio are packages of their own: the resolver adds them when asked for
+        requirements = (f"torch=={release.version}",)
         if not release.torchvision and release.torchvision_range:
             # no torchvision pins this torch exactly; the range PyPI admits is checked like keras's
             companions += (("torchvision", release.torchvision_range),)
@@ -63,7 +65,7 @@ def _torch(matrix: "Matrix") -> list[Build]:
                 python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx,
                 cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
                 index_url=variant.index_url, find_links=None, pins=pins, brings_own_cuda=True,
-                established=variant.established,
+                established=variant.established, on_pypi=variant.cuda == release.pypi_cuda,
             ))
     return out
 

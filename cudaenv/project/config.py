@@ -32,7 +32,8 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "frameworks": tuple(FRAMEWORKS) + tuple(COMPANIONS),
     "cuda": ("version", "cudnn"),
     "target": ("driver", "gpus", "compute_capabilities"),
-    "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index", "ca_cert"),
+    "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index",
+              "framework_index_mirrors", "ca_cert"),
     "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits", "jupyter"),
     "cluster": ("slurm",),
 }
@@ -74,6 +75,9 @@ class BuildConfig:
     base_registry: str = ""
     python_index: str = ""  # replaces https://pypi.org/simple (a mirror, or a local index in tests)
     framework_index: str = ""  # replaces the framework build's own index (download.pytorch.org/whl/cuXYZ)
+    # what framework_index mirrors, when its URL does not say: "pypi", or one own index such as
+    # https://download.pytorch.org/whl/cu126 (cudaenv.project.served)
+    framework_index_mirrors: str = ""
     ca_cert: Path | None = None
 
 
@@ -290,6 +294,18 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
 
             refuse_userinfo(value, f"{where}: build.{key}")
         indexes[key] = value
+    mirrors = (reader.str(build, "build", "framework_index_mirrors", "") or "").strip()
+    if mirrors and mirrors.lower() != "pypi" and not INDEX_URL.fullmatch(mirrors):
+        raise reader.fail("build.framework_index_mirrors", '"pypi" or the URL of the index framework_index mirrors '
+                          '(e.g. "https://download.pytorch.org/whl/cu126")', mirrors)
+    if mirrors and not indexes["framework_index"]:
+        raise ConfigError(f"{where}: build.framework_index_mirrors: says what build.framework_index mirrors, "
+                          "but no framework_index is set")
+    if mirrors:
+        from cudaenv.secrets.credentials import refuse_userinfo
+
+        refuse_userinfo(mirrors, f"{where}: build.framework_index_mirrors")
+    indexes["framework_index_mirrors"] = mirrors.lower() if mirrors.lower() == "pypi" else mirrors
     ca_text = reader.str(build, "build", "ca_cert", "") or ""
     ca_cert = None
     if ca_text:
@@ -406,10 +422,24 @@ def resolve_project(matrix, project: Project, host, constraints=None, *, from_fl
     ``from_flags`` names frameworks that command-line flags set (their errors stay as they are)."""
     from cudaenv.resolver.resolve import UnknownVersion, resolve
 
+    constraints = project_constraints(matrix, project, constraints)
     try:
-        return resolve(matrix, constraints or project.constraints, host, explain=explain)
+        return resolve(matrix, constraints, host, explain=explain)
     except UnknownVersion as exc:
         field = exc.field
         if field is None or project.config_path is None or field.split(".")[-1] in from_flags:
             raise
         raise ConfigError(f"{config_label(project)}: {field}: {exc}") from exc
+
+
+def project_constraints(matrix, project: Project, constraints=None):
+    """The project's constraints (or ``constraints``, flags merged over them) with what its
+    framework index serves: resolution chooses among the builds that index has."""
+    from dataclasses import replace
+
+    from cudaenv.project.served import served_by
+
+    constraints = constraints or project.constraints
+    if constraints.framework_index is None:
+        constraints = replace(constraints, framework_index=served_by(matrix, project))
+    return constraints

@@ -59,15 +59,22 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
                                     f'the frameworks support (now {stack.python}, recorded in cudaenv.lock)'))
     doc["project"] = project
 
+    # every framework and companion the project names, so that `cudaenv lock` resolves what init
+    # resolved: an unpinned framework gets its resolved minor as a floor (the newest release these
+    # constraints allow is the one resolved), an unpinned companion "any" (it follows its framework,
+    # but the project uses it: torch releases without a torchaudio are not for this project)
     frameworks = tomlkit.table()
-    for name, version in stack.frameworks:
-        if name not in plan.framework_specs:
-            continue
-        if not plan.framework_specs[name] and name in COMPANIONS:
-            continue  # an unpinned companion follows its framework's release: no constraint to write
-        text = plan.framework_specs[name] or _range_for(version)
+    resolved = dict(stack.frameworks)
+    for name, spec in plan.framework_specs.items():
+        version = resolved.get(name)
+        if spec:
+            text = spec
+        elif name in COMPANIONS or version is None:
+            text = "any"
+        else:
+            text = _range_for(version)
         frameworks.add(name, text)
-        frameworks[name].comment(f"resolved: {version}")
+        frameworks[name].comment(f"resolved: {version}" if version else f"follows {COMPANIONS.get(name, name)}")
     doc["frameworks"] = frameworks
 
     cuda = tomlkit.table()
@@ -104,7 +111,8 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     build.add(tomlkit.comment('base_registry = ""   # mirror or private registry prefix for base images'))
     build.add(tomlkit.comment('ca_cert = ""         # CA bundle for builds behind a TLS-intercepting proxy'))
     build.add(tomlkit.comment('python_index = ""    # a PyPI mirror (credentials: CUDAENV_PYTHON_INDEX_USERNAME/_PASSWORD or ~/.netrc)'))
-    build.add(tomlkit.comment('framework_index = "" # a mirror of the framework build\'s own index (e.g. PyTorch\'s cu126)'))
+    build.add(tomlkit.comment('framework_index = "" # where framework wheels come from: PyPI, PyTorch\'s whl/cu126, or a mirror'))
+    build.add(tomlkit.comment('framework_index_mirrors = "" # for a mirror: "pypi" or the PyTorch index it mirrors'))
     doc["build"] = build
 
     run = tomlkit.table()

@@ -370,7 +370,7 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
         env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_DEFAULT_INDEX=strip_credentials(py_index))
         env.pop("UV_INDEX", None)
-        if extra:
+        if extra and strip_credentials(extra) != strip_credentials(py_index):  # PyPI's build: one index
             env["UV_INDEX"] = strip_credentials(extra)
         netrc = index_netrc(py_index, extra)
         if netrc:
@@ -465,7 +465,44 @@ def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
     lock = read_lock(project.lock_path)
     target = project_target(matrix, project)
     result = resolve_project(matrix, project, target.host, explain=False)
-    return lock, staleness(lock, project, result.stack, matrix.revision)
+    stack = result.stack
+    if lock is not None and stack is not None and lock.stack != _without_none(stack.as_dict()):
+        from cudaenv.project.pins import pin_clashes
+
+        if pin_clashes(stack, lock.pinned):  # a lock that adopted its wheels' CUDA is current too
+            adopted = wheels_stack(matrix, project, target.host, stack, lock.pinned, explain=False)
+            if adopted is not None and adopted.ok and not pin_clashes(adopted.stack, lock.pinned):
+                stack = adopted.stack
+    return lock, staleness(lock, project, stack, matrix.revision)
+
+
+def wheels_stack(matrix, project: Project, host, stack: Stack, pinned, *, explain: bool = True):
+    """The stack that the pinned wheels make, when they carry another CUDA than ``stack``'s: the
+    same framework releases and Python, for the CUDA the wheels carry, resolved again against the
+    host, so it is adopted only where the host runs it. None when the wheels carry no single CUDA,
+    the stack's own, or one the project's [cuda] version excludes (nothing to adopt)."""
+    from dataclasses import replace
+
+    from packaging.specifiers import SpecifierSet
+
+    from cudaenv.project.config import project_constraints
+    from cudaenv.project.pins import carried_cuda
+    from cudaenv.resolver.model import FRAMEWORKS
+    from cudaenv.resolver.resolve import resolve
+    from cudaenv.versions import specifier_contains
+
+    carried = carried_cuda(pinned)
+    if carried is None or carried[0] == stack.cuda:
+        return None
+    constraints = project_constraints(matrix, project)
+    if constraints.cuda is not None and not specifier_contains(constraints.cuda, carried[0]):
+        return None
+    pinned_frameworks = tuple((name, SpecifierSet(f"=={version}")) for name, version in stack.frameworks
+                              if name in FRAMEWORKS)
+    names = {name for name, _ in pinned_frameworks}
+    constraints = replace(constraints, python=SpecifierSet(f"=={stack.python}"), cuda=SpecifierSet(f"=={carried[0]}"),
+                          frameworks=pinned_frameworks + tuple(f for f in constraints.frameworks if f[0] not in names))
+    return resolve(matrix, constraints, host, explain=explain)
 
 
 def lock_project(project: Project, matrix) -> tuple:
@@ -488,9 +525,39 @@ def lock_project(project: Project, matrix) -> tuple:
     from cudaenv.project.pins import clash_message, pin_clashes
 
     clashes = pin_clashes(result.stack, pinned)
-    if clashes:  # never write a lock that contradicts its own stack
+    if clashes:  # the wheels' CUDA is the truth: follow it where the host runs it, else refuse
         stack = result.stack
+        adopted = wheels_stack(matrix, project, target.host, stack, pinned)
+        if adopted is not None and adopted.ok:
+            if adopted.stack.requirements != stack.requirements or adopted.stack.python != stack.python:
+                pinned = compile_requirements(project, adopted.stack, ca_bundle=ca_bundle)
+            if not pin_clashes(adopted.stack, pinned):
+                return _adopted(adopted, stack, pinned), make_lock(
+                    project, adopted.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
         served_by = strip_credentials(framework_index(project, stack.index_urls[0] if stack.index_urls else None)
                                       or python_index(project))
-        raise LockError(clash_message(clashes, stack, served_by))
+        message = clash_message(clashes, stack, served_by)
+        if adopted is not None and not adopted.ok:
+            from cudaenv.project.pins import carried_cuda
+
+            xy, pin = carried_cuda(pinned)
+            message += (f" The wheels' CUDA {xy} ({pin}) cannot be adopted: "
+                        + "; ".join(adopted.reasons[:2]) + ".")
+        raise LockError(message)
     return result, make_lock(project, result.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
+
+
+def _adopted(adopted, chosen: Stack, pinned):
+    """The adopted resolution, with a note saying why its CUDA is not the one first chosen."""
+    from dataclasses import replace
+
+    from cudaenv.project.pins import carried_cuda
+    from cudaenv.resolver.model import Problem
+
+    xy, pin = carried_cuda(pinned)
+    mode = adopted.stack.driver_compatibility
+    runs = f"; the target's driver runs it {'natively' if mode == 'native' else f'through {mode} compatibility'}" \
+        if mode else ""
+    note = Problem("cuda-from-wheels", f"the locked wheels carry CUDA {xy} ({pin}), not the CUDA {chosen.cuda} of the "
+                                       f"build first chosen: the stack follows the wheels{runs}")
+    return replace(adopted, problems=(note,) + adopted.problems)

@@ -90,6 +90,21 @@ def pin_clashes(stack, pinned) -> list[PinClash]:
     return clashes
 
 
+def carried_cuda(pinned) -> tuple[str, str] | None:
+    """(CUDA x.y, the pin that says so) that the pinned wheels carry: the CUDA toolkit metapackage or
+    runtime wheel they install, or a framework build's +cuXYZ label. None when they carry none, or
+    disagree among themselves (then no one CUDA is the truth)."""
+    found: dict[str, str] = {}
+    for pin in pinned:
+        text = pin.strip()
+        if (match := _CUDA_PIN.match(text)) and ("runtime" in match.group("name").lower()
+                                                 or match.group("name").lower() == "cuda-toolkit"):
+            found.setdefault(f"{match.group('major')}.{match.group('minor')}", text)
+        elif (match := _LOCAL_BUILD.match(text)) and (xy := _local_cuda(match.group("local").lower())):
+            found.setdefault(xy, text)
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
 def clash_message(clashes: list[PinClash], stack, index: str | None) -> str:
     """One paragraph: what contradicts what, which index served it, and where to point instead."""
     own = stack.index_urls[0] if stack.index_urls else None

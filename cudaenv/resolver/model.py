@@ -8,6 +8,13 @@ from packaging.specifiers import SpecifierSet
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "mxnet")
 COMPANIONS = {"torchvision": "torch", "torchaudio": "torch", "keras": "tensorflow", "jaxlib": "jax"}
+# Companions that are packages of their own, not dependencies of their framework: installed only when
+# the project names them (each costs image size, and one without a wheel for the stack's Python
+# breaks the lock). keras and jaxlib come with their framework whatever the project says.
+ADD_ONS = ("torchvision", "torchaudio")
+# PyPI's simple index: the "own index" of a framework build that PyPI serves (``Constraints.framework_index``)
+PYPI_INDEX = "https://pypi.org/simple"
+PYPI = "pypi"
 FLAVORS = ("auto", "wheels", "runtime", "devel")
 # The only CPU architecture cudaenv resolves for: its base images (nvidia/cuda linux/amd64) and the
 # framework wheels the matrix records (manylinux x86_64) are x86_64 ones.
@@ -27,6 +34,10 @@ class Constraints:
     # build variants a pin names by its local version (torch==2.12.1+cu129 -> ("torch", "cu129")):
     # such a build must exist, or the pin is bad input
     variants: tuple[tuple[str, str], ...] = ()
+    # which framework builds the framework index serves: None, every build from its own index
+    # (download.pytorch.org/whl/cuXYZ); PYPI, the builds PyPI serves (one CUDA per torch release); or
+    # one own-index URL, that index's builds only. Builds that come from no index are unaffected.
+    framework_index: str | None = None
 
     def spec(self, name: str) -> SpecifierSet | None:
         return next((s for n, s in self.frameworks if n == name), None)
@@ -42,6 +53,7 @@ class Constraints:
             flavor=override.flavor if override.flavor != "auto" else self.flavor,
             os=override.os or self.os,
             variants=tuple((n, v) for n, v in self.variants if n not in names) + override.variants,
+            framework_index=override.framework_index or self.framework_index,
         )
 
     @property

@@ -27,7 +27,8 @@ from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
-from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, IMAGE_ARCH, Constraints, Host, Problem, Resolution, Stack
+from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, FRAMEWORKS, IMAGE_ARCH, PYPI, PYPI_INDEX, Constraints, Host,
+                                    Problem, Resolution, Stack)
 from cudaenv.versions import driver_branch, major_minor, numeric_key, parse_version, specifier_contains
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
@@ -185,15 +186,39 @@ def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag:
                          f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
 
 
+def served_build(build: Build, index: str | None) -> Build | None:
+    """``build`` as the framework index serves it, or None when that index does not serve it.
+
+    The index decides which builds exist: PyPI serves one CUDA build per torch release (the
+    matrix's ``pypi_cuda``), whose own index is then PyPI; ``download.pytorch.org/whl/cu126`` (or a
+    mirror of it) serves only its cu126 builds. A build that comes from no index (TensorFlow, JAX,
+    MXNet from PyPI) is what it is."""
+    if index is None or build.index_url is None:
+        return build
+    if index == PYPI:
+        return replace(build, index_url=PYPI_INDEX) if build.on_pypi else None
+    return build if build.index_url == index else None
+
+
 def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list[Build]]:
     builds = framework_builds(matrix)
     out = {}
     for name in constraints.framework_names:
         spec = constraints.spec(name)
-        out[name] = [b for b in builds[name]
-                     if (spec is None or specifier_contains(spec, b.version)) and _companion_ok(b, constraints)
-                     and (constraints.flavor != "wheels" or b.brings_own_cuda)]
+        served = (served_build(b, constraints.framework_index) for b in builds[name])
+        out[name] = [b for b in served
+                     if b is not None and (spec is None or specifier_contains(spec, b.version))
+                     and _companion_ok(b, constraints) and (constraints.flavor != "wheels" or b.brings_own_cuda)]
     return out
+
+
+def own_indexes(matrix: Matrix) -> tuple[str, ...]:
+    """Every framework build's own index in the matrix (what ``framework_index_mirrors`` may name)."""
+    return tuple(sorted({b.index_url for rows in framework_builds(matrix).values() for b in rows if b.index_url}))
+
+
+def index_text(index: str) -> str:
+    return "PyPI" if index == PYPI else index
 
 
 # --- step 2: the search -------------------------------------------------------------------------
@@ -362,11 +387,18 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
     for build in chosen:
         frameworks.append((build.framework, build.version))
         for name, version in build.companions:
+            pin = ctx.constraints.spec(name)
+            if name in ADD_ONS and pin is None:
+                continue  # torchvision / torchaudio: only in a project that asks for them
             if version[:1].isdigit():
                 frameworks.append((name, version))
-            elif (pin := ctx.constraints.spec(name)) is not None and str(pin):
+                if name in ADD_ONS:
+                    extra_requirements.append(f"{name}=={version}")
+            elif pin is not None and str(pin):
                 # a range the framework declares (keras for TensorFlow): install the project's own pin
                 extra_requirements.append(f"{name}{pin}")
+            elif name in ADD_ONS:
+                extra_requirements.append(f"{name}{version}")  # the range PyPI admits for this release
     sass_sets = [set(b.sass) for b in chosen if b.sass]
     sass = tuple(sorted(set.intersection(*sass_sets), key=numeric_key)) if sass_sets else ()
     index_urls = tuple(dict.fromkeys(b.index_url for b in chosen if b.index_url))
@@ -579,6 +611,26 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
     m, c, host = ctx.matrix, ctx.constraints, ctx.host
     problems: list[Problem] = []
 
+    # the framework index serves none of the builds the project allows (PyPI has no torch 2.10.0+cu126)
+    if c.framework_index is not None:
+        for name in candidates:
+            spec, tags = c.spec(name), {t for n, t in c.variants if n == name}
+            allowed = [b for b in ctx_builds(m, name) if (spec is None or specifier_contains(spec, b.version))
+                       and (not tags or b.variant in tags) and _companion_ok(b, c)
+                       and (c.cuda is None or any(specifier_contains(c.cuda, xy) for xy in b.cuda))]
+            if not allowed or any(served_build(b, c.framework_index) for b in allowed):
+                continue
+            versions = {b.version for b in allowed}
+            served = [f"{s.version} for CUDA {s.cuda[0]}" for b in ctx_builds(m, name) if b.version in versions
+                      and (s := served_build(b, c.framework_index)) is not None]
+            where = "; ".join(f"{b.version} for CUDA {b.cuda[0]} from {b.index_url}" for b in allowed[:3])
+            has = f"; it serves {', '.join(served)}" if served else ""
+            problems.append(Problem("index-lacks-build",
+                                    f"the framework index ({index_text(c.framework_index)}) serves no build of "
+                                    f"{_framework_desc(name, c)} that the project allows ({where}){has}"))
+        if problems:
+            return problems + _fixes(ctx)
+
     # a companion pin the framework's own metadata excludes (tensorflow 2.15 requires keras < 2.16)
     for name, spec in c.frameworks:
         framework = COMPANIONS.get(name)
@@ -762,6 +814,15 @@ def _fixes(ctx: _Context) -> list[Problem]:
             else:
                 fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {name} {got} fits this host",
                                      fix=f"allow {name} {got}"))
+    if c.framework_index is not None:
+        relaxed = resolve(m, replace(c, framework_index=None), host, explain=False)
+        if relaxed.ok and relaxed.stack.index_urls:
+            own = relaxed.stack.index_urls[0]
+            fits = ", ".join(f"{n} {v}" for n, v in relaxed.stack.frameworks)
+            fixes.append(Problem("fix-framework-index",
+                                 f"use a framework index that serves {fits} for CUDA {relaxed.stack.cuda}: {own} "
+                                 f"(or a mirror of it, with [build] framework_index_mirrors = \"{own}\")",
+                                 fix=f"point [build] framework_index at {own}"))
     for field_name in ("cuda", "cudnn"):
         if getattr(c, field_name) is not None:
             relaxed = resolve(m, replace(c, **{field_name: None}), host, explain=False)

@@ -482,7 +482,10 @@ def test_lock_pins_the_stack_build_together_with_the_project_requirements(locked
     lock = read_toml(locked / "cudaenv.lock")
     pinned = pins(lock)
     assert pinned["torch"] == lock["stack"]["frameworks"]["torch"]
-    assert pinned["torchvision"] == lock["stack"]["frameworks"]["torchvision"]
+    # torchvision is the project's (requirements.txt), not the stack's: uv pins the one built for its torch
+    assert "torchvision" not in lock["stack"]["frameworks"]
+    assert pinned["torchvision"] == TORCH_RELEASES[pinned["torch"]][0]
+    assert "torchaudio" not in pinned  # named nowhere, so not installed
     assert pinned["timm"] == "1.0.9" and pinned["safetensors"] == "0.4.4"
     assert lock["target"]["driver"] == "550.54.15" and lock["target"]["gpus"] == ["A100"]  # the config's [target]
 

@@ -76,7 +76,9 @@ def test_devel_base_tag_names_the_devel_flavor(matrix):
 
 
 def test_framework_base_tag_ends_with_the_framework_but_not_its_companions(matrix):
-    stack = one_stack(matrix, cuda="12.4", frameworks=("torch==2.6.0",))
+    constraints = Constraints(python=SpecifierSet("==3.11"), cuda=SpecifierSet("==12.4"), flavor="runtime",
+                              frameworks=(("torch", SpecifierSet("==2.6.0")), ("torchvision", SpecifierSet())))
+    stack = resolve(matrix, constraints, Host(), explain=False).stack
     assert stack.framework("torchvision"), "the torch stack should carry torchvision as a companion"
     assert readable_tags(stack) == ("cuda12.4.1-runtime-py3.11-ubuntu22.04-torch2.6.0",
                                     "cuda12.4-runtime-py3.11-ubuntu22.04-torch2.6.0")

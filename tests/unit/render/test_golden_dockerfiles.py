@@ -74,6 +74,8 @@ EVERYTHING = dict(  # every optional [build]/[run] input at once
 )
 CLASSIC = dict(EVERYTHING, ca_cert=False, buildkit=False)  # ca_cert needs BuildKit secrets
 TORCH = {"torch": "==2.6.0"}
+# a project that names torch's companions: they are installed with it (a torch-only project gets none)
+TORCH_AND_COMPANIONS = {"torch": "==2.6.0", "torchvision": "==0.21.0", "torchaudio": "==2.6.0"}
 
 CASES: dict[str, Case] = {
     # flavors
@@ -83,7 +85,7 @@ CASES: dict[str, Case] = {
     "wheels-torch": Case(frameworks=TORCH, settings=dict(pinned=("numpy==2.1.3",))),
     "runtime-ca-cert-only": Case(cuda="==12.4", flavor="runtime", settings=dict(ca_cert=True)),
     "runtime-system-packages-only": Case(cuda="==12.4", flavor="runtime", settings=dict(system_packages=("libgl1",))),
-    "wheels-torch-everything": Case(frameworks=TORCH, settings=EVERYTHING),
+    "wheels-torch-everything": Case(frameworks=TORCH_AND_COMPANIONS, settings=EVERYTHING),
     "wheels-torch-classic-builder": Case(frameworks=TORCH, settings=CLASSIC),
     "devel-torch": Case(frameworks=TORCH, flavor="devel", settings=dict(pinned=("ninja==1.11.1.1",))),
     # forward compatibility: CUDA 13.0 on an R535 data-center host (cuda-compat in the image)
@@ -95,7 +97,7 @@ CASES: dict[str, Case] = {
     "base-wheels-torch-classic-builder": Case(frameworks=TORCH, settings=CLASSIC, form="base"),
     "base-forward-compat": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", form="base"),
     "standalone-runtime-everything": Case(cuda="==12.4", flavor="runtime", settings=EVERYTHING, form="standalone"),
-    "standalone-wheels-torch-everything": Case(frameworks=TORCH, settings=EVERYTHING, form="standalone"),
+    "standalone-wheels-torch-everything": Case(frameworks=TORCH_AND_COMPANIONS, settings=EVERYTHING, form="standalone"),
     "standalone-wheels-torch-classic-builder": Case(frameworks=TORCH, settings=CLASSIC, form="standalone"),
     # bases as `cudaenv publish` renders them
     "publish-base-wheels-torch": Case(frameworks=TORCH, form="publish"),

@@ -1,0 +1,81 @@
+"""The index decides which builds exist: resolution chooses among the builds the framework index
+serves (issue 23, class 1), and a torch project gets torchvision / torchaudio only when it names
+them (class 5)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from cudaenv.resolver.model import PYPI, PYPI_INDEX
+from cudaenv.resolver.resolve import resolve
+from tests.unit.resolver.helpers import codes, constraints, host, matrix
+
+CU126 = "https://download.pytorch.org/whl/cu126"
+
+
+def resolve_from(index, driver, gpus=("A100",), **kw):
+    return resolve(matrix(), replace(constraints(**kw), framework_index=index), host(driver, gpus))
+
+
+def test_pypi_serves_torch_2_10_0_as_the_newest_build_r550_runs():
+    """PyPI's torch 2.11+ are CUDA 13 builds (R580 and up); its 2.10.0 is CUDA 12.8, which R550 runs
+    through minor-version compatibility. The cu126 builds of newer releases are not on PyPI."""
+    result = resolve_from(PYPI, "550.54.15", torch="any")
+    stack = result.stack
+    assert (stack.framework("torch"), stack.cuda, stack.driver_compatibility) == ("2.10.0", "12.8", "minor-version")
+    assert stack.index_urls == (PYPI_INDEX,)
+    assert stack.nvidia_requires and dict(stack.nvidia_requires)["nvidia-cuda-runtime-cu12"] == "==12.8.90"
+
+
+def test_without_a_framework_index_every_builds_own_index_counts():
+    stack = resolve_from(None, "550.54.15", torch="any").stack
+    assert stack.framework("torch") != "2.10.0" and stack.index_urls[0].startswith("https://download.pytorch.org/")
+
+
+@pytest.mark.parametrize("version", ["2.10.0", "2.14.1", "2.15.0"])
+def test_every_pypi_stack_is_the_releases_pypi_cuda(version):
+    release = next(r for r in matrix().torch if r.version == version)
+    stack = resolve_from(PYPI, "580.65.06", torch=f"=={version}").stack
+    assert stack.cuda == release.pypi_cuda
+
+
+def test_a_pytorch_index_serves_only_its_own_cuda():
+    """R580 would take torch 2.15.0 on CUDA 13.0; whl/cu126 (or a mirror of it) has torch up to 2.14.1."""
+    stack = resolve_from(CU126, "580.65.06", torch="any").stack
+    assert (stack.framework("torch"), stack.cuda, stack.index_urls) == ("2.14.1", "12.6", (CU126,))
+    assert resolve_from(None, "580.65.06", torch="any").stack.framework("torch") == "2.15.0"
+
+
+def test_builds_from_no_index_are_what_they_are():
+    """TensorFlow comes from PyPI whatever the torch index says."""
+    plain = resolve_from(None, "550.54.15", tensorflow="any").stack
+    assert resolve_from(CU126, "550.54.15", tensorflow="any").stack == plain
+
+
+def test_a_build_the_index_does_not_serve_is_explained_with_what_it_serves_and_where_the_build_is():
+    result = resolve_from(PYPI, "580.65.06", torch="==2.10.0", cuda="==12.6")
+    assert not result.ok and codes(result)[0] == "index-lacks-build"
+    message = result.problems[0].message
+    assert "the framework index (PyPI) serves no build of torch 2.10.0" in message
+    assert "it serves 2.10.0 for CUDA 12.8" in message and CU126 in message
+    fix = next(p for p in result.problems if p.code == "fix-framework-index")
+    assert CU126 in fix.message
+
+
+def test_a_torch_only_project_installs_torch_alone():
+    stack = resolve_from(None, "580.65.06", torch="==2.11.0").stack
+    assert stack.requirements == ("torch==2.11.0",)
+    assert dict(stack.frameworks) == {"torch": "2.11.0"}
+
+
+def test_the_companions_a_project_names_are_installed_with_torch():
+    stack = resolve_from(None, "580.65.06", torch="==2.11.0", torchaudio="any").stack
+    assert stack.requirements == ("torch==2.11.0", "torchaudio==2.11.0")
+    assert dict(stack.frameworks) == {"torch": "2.11.0", "torchaudio": "2.11.0"}
+
+
+def test_a_companion_only_a_range_admits_is_installed_within_that_range():
+    stack = resolve_from(None, "580.65.06", torch="==2.15.0", torchvision="any").stack
+    assert stack.requirements == ("torch==2.15.0", "torchvision==0.29.2")
