@@ -42,6 +42,15 @@ def _matrix_build(matrix: Matrix, framework: str, version: str | None, sass, ptx
                  if b.version == version and b.sass == tuple(sass) and b.ptx == tuple(ptx)), None)
 
 
+def stack_build_runs_on(matrix: Matrix, stack: Stack, framework: str, sass, ptx, cc: str, *,
+                        ptx_jit: bool) -> bool | None:
+    """``build_runs_on`` for one of a stack's builds, with the matrix's reports of where its PTX
+    fails: the one rule check_stack and the exports' placement both apply."""
+    build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx)
+    return gpu_rules.build_runs_on(sass, ptx, cc, ptx_jit=ptx_jit,
+                                   ptx_unusable_on=build.ptx_unusable_on if build else ())
+
+
 def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
     reasons: list[str] = [p.message for p in host_problems(matrix, host)]
     caveats: list[str] = []

@@ -127,3 +127,14 @@ def test_eight_of_one_board_get_one_caveat():
     stack = res.stack
     verdict = check_stack(matrix(), stack, host(DRIVER, ["B200"] * 8))
     assert sum("only through its compute_90 PTX" in c for c in verdict.caveats) == 1
+
+
+@pytest.mark.parametrize(("cc", "selected"), [(("12", "0"), False), (("8", "9"), True), (("10", "0"), True)])
+def test_the_kubernetes_placement_agrees_sm_120_nodes_cannot_run_tensorflow(cc, selected):
+    from cudaenv.export.kubernetes import COMPUTE_KEYS, DRIVER_KEYS, node_affinity
+    from tests.support.k8s_affinity import affinity_selects
+
+    stack = resolve_case(None, [], tensorflow="2.20").stack
+    labels = {COMPUTE_KEYS[0]: cc[0], COMPUTE_KEYS[1]: cc[1], "kubernetes.io/os": "linux",
+              **dict(zip(DRIVER_KEYS, ("580", "95", "05")))}
+    assert affinity_selects(node_affinity(matrix(), stack), labels) is selected
