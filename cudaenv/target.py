@@ -70,12 +70,24 @@ class Target:
         return f"{driver}; {gpus} ({origin}){unknown}"
 
 
+def _compute_capability_instead(where: str) -> str:
+    """The way to give a compute capability in the place an unknown GPU name was given."""
+    if where.endswith("target.gpus"):
+        return 'target.compute_capabilities = ["X.Y"]'
+    if where.endswith(".gpu"):  # a [cluster.slurm.features.NAME] table
+        return 'compute_capability = "X.Y" in place of gpu'
+    return "--compute-capability X.Y"
+
+
 def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu:
+    """The table's row for a GPU name. A card the table lacks is bad input, and the one-line error
+    says how to describe it by what decides a stack anyway, its compute capability (NVIDIA's CUDA
+    GPUs page lists it), so an old or new card is never a dead end."""
     row = matrix.find_gpu(name)
     if row is None:
-        how = "target.compute_capabilities" if "target" in where else "--compute-capability X.Y"
-        raise UserError(f"{where}: unknown GPU {name!r} (see `cudaenv matrix list gpu`, or give its "
-                        f"compute capability with {how})")
+        raise UserError(f"{where}: unknown GPU {name!r}: give its compute capability instead, "
+                        f"{_compute_capability_instead(where)} (https://developer.nvidia.com/cuda-gpus lists it; "
+                        "`cudaenv matrix list gpu` lists the names cudaenv knows)")
     return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter, row.host_arch)
 
 

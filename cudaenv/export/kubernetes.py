@@ -110,11 +110,13 @@ def _cells(points: set[tuple[int, int]]) -> list[_Cells]:
 def capability_runs(matrix, stack, cc: str, *, ptx_jit: bool) -> bool:
     """The GPU half of ``check_stack``: CUDA's own libraries and every framework build with a
     recorded SM list run on ``cc`` (an unrecorded list is only a caveat there, so it passes)."""
-    from cudaenv.resolver.gpu import build_runs_on, toolkit_runs_on
+    from cudaenv.resolver.check import stack_build_runs_on
+    from cudaenv.resolver.gpu import toolkit_runs_on
 
     if not toolkit_runs_on(matrix, stack.cuda, cc, ptx_jit=ptx_jit):
         return False
-    return all(build_runs_on(sass, ptx, cc, ptx_jit=ptx_jit) is not False for _, sass, ptx in stack.gpu_targets)
+    return all(stack_build_runs_on(matrix, stack, name, sass, ptx, cc, ptx_jit=ptx_jit) is not False
+               for name, sass, ptx in stack.gpu_targets)
 
 
 def _capability_points(matrix, stack) -> set[tuple[int, int]]:

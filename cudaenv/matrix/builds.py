@@ -40,6 +40,8 @@ class Build:
     established: bool = True  # False: no primary source shows this build was published (matrix note says why)
     caveat: str = ""  # what a user of this build must know (a warning whenever it is chosen)
     on_pypi: bool = False  # an index build that PyPI also serves (torch: the release's pypi_cuda variant)
+    ptx_unusable_on: tuple[str, ...] = ()  # capabilities where its PTX is reported not to run: SASS only there
+    ptx_unusable_source: str = ""  # the reports that say so
 
     @property
     def label(self) -> str:
@@ -86,7 +88,7 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
             cuda=(release.cuda,), python=frozenset(release.python), sass=release.compute_capabilities, ptx=release.ptx,
             cudnn=release.cudnn, cudnn_range=None, requirements=(f"{name}=={release.version}",), companions=companions,
             index_url=None, find_links=None, pins=release.and_cuda if with_cuda else (), brings_own_cuda=with_cuda,
-            caveat=caveat,
+            caveat=caveat, ptx_unusable_on=release.ptx_unusable_on, ptx_unusable_source=release.ptx_unusable_source or "",
         ))
     return out
 

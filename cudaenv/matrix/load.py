@@ -262,6 +262,8 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         keras=r.str("keras", required=False), compute_capabilities=r.cc_list("compute_capabilities", required=False),
         ptx=r.cc_list("ptx", required=False), and_cuda=r.requires("and_cuda"),
         and_cuda_uninstallable=r.str("and_cuda_uninstallable", required=False),
+        ptx_unusable_on=r.cc_list("ptx_unusable_on", required=False),
+        ptx_unusable_source=r.source("ptx_unusable_source", required=False),
         source=r.source(), pypi_source=r.source("pypi_source", required=False),
         note=r.str("note", required=False, default=""),
     ))

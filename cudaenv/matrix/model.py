@@ -141,6 +141,10 @@ class TensorflowRelease:
     # why the `tensorflow[and-cuda]` extra cannot be installed from PyPI, with its sources; the
     # release is then installed as plain tensorflow on the CUDA + cuDNN image
     and_cuda_uninstallable: str | None = None
+    # compute capabilities where the embedded PTX is reported not to run (TensorFlow's own kernels
+    # fail to load with CUDA_ERROR_INVALID_PTX on sm_120): the release runs there only from SASS
+    ptx_unusable_on: tuple[str, ...] = ()
+    ptx_unusable_source: str | None = None
     pypi_source: str | None = None
     note: str = ""
 

@@ -90,6 +90,12 @@ def check_cross_references(m: "Matrix") -> None:
         need_cuda(where, "cuda", release.cuda)
         need_cc(where, "compute_capabilities", release.compute_capabilities)
         need_cc(where, "ptx", release.ptx)
+        need_cc(where, "ptx_unusable_on", release.ptx_unusable_on)
+        if bool(release.ptx_unusable_on) != bool(release.ptx_unusable_source):
+            raise MatrixError(f"{where}: fields 'ptx_unusable_on' and 'ptx_unusable_source': expected both "
+                              "(where the PTX fails, and the reports that say so) or neither")
+        if release.ptx_unusable_on and not release.ptx:
+            raise MatrixError(f"{where}: field 'ptx_unusable_on': the release records no ptx to fail")
         need_cudnn(where, "cudnn", release.cudnn, release.cuda)
 
     for release in m.jax:

@@ -14,7 +14,7 @@ from cudaenv.matrix import Matrix
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.resolver.model import Host, Stack
-from cudaenv.resolver.resolve import host_problems
+from cudaenv.resolver.resolve import host_problems, ptx_fails_text, ptx_jit_caveat
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,24 @@ class Verdict:
 
 def _sm(cc: str) -> str:
     return "sm_" + cc.replace(".", "")
+
+
+def _matrix_build(matrix: Matrix, framework: str, version: str | None, sass, ptx):
+    """The matrix's build behind a stack's framework, for what the stack does not record (where its
+    PTX is reported to fail); None for a build the matrix no longer has."""
+    from cudaenv.matrix.builds import framework_builds
+
+    return next((b for b in framework_builds(matrix).get(framework, ())
+                 if b.version == version and b.sass == tuple(sass) and b.ptx == tuple(ptx)), None)
+
+
+def stack_build_runs_on(matrix: Matrix, stack: Stack, framework: str, sass, ptx, cc: str, *,
+                        ptx_jit: bool) -> bool | None:
+    """``build_runs_on`` for one of a stack's builds, with the matrix's reports of where its PTX
+    fails: the one rule check_stack and the exports' placement both apply."""
+    build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx)
+    return gpu_rules.build_runs_on(sass, ptx, cc, ptx_jit=ptx_jit,
+                                   ptx_unusable_on=build.ptx_unusable_on if build else ())
 
 
 def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
@@ -66,12 +84,20 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
             caveats.append(f"nvcc of CUDA {stack.cuda} cannot target {gpu.label} natively; code compiled in this "
                            "image for an older capability of the same major runs on it by binary compatibility")
         for framework, sass, ptx in stack.gpu_targets:
-            runs = gpu_rules.build_runs_on(sass, ptx, gpu.compute_capability, ptx_jit=ptx_jit)
+            build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx)
+            unusable = build.ptx_unusable_on if build else ()
+            runs = gpu_rules.build_runs_on(sass, ptx, gpu.compute_capability, ptx_jit=ptx_jit, ptx_unusable_on=unusable)
             if runs is False:
                 built = ", ".join(_sm(c) for c in sass) + "".join(f", {_sm(c)} PTX" for c in ptx)
+                fails = (f": {ptx_fails_text(build, gpu.compute_capability)}"
+                         if build and gpu.compute_capability in unusable and ptx_jit else "")
                 reasons.append(f"GPU {gpu.label} is not in the {framework} {stack.framework(framework)} build's "
-                               f"SM list ({built})")
+                               f"SM list ({built}){fails}")
             elif runs is None:
                 caveats.append(f"the {framework} build's SM list is not recorded: {gpu.label} not checked")
+            elif gpu_rules.only_through_ptx(sass, ptx, gpu.compute_capability):
+                caveat = ptx_jit_caveat(framework, stack.framework(framework), sass, ptx, gpu)
+                if caveat not in caveats:  # eight of one board: one caveat
+                    caveats.append(caveat)
     return Verdict(compatible=not reasons, mode=mode if not reasons else None, reasons=tuple(reasons),
                    caveats=tuple(caveats))

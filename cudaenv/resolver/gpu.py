@@ -7,7 +7,9 @@
   or, for a newer major, through PTX JIT. What the release can *compile* for (nvcc's target
   range, e.g. sm_89 needs CUDA 11.8) matters only when the stack compiles for the GPU (devel).
 * The build: native code (SASS) for X.y runs on X.z with z >= y; PTX for any capability <= the
-  GPU's is JIT-compiled by the driver — but not under minor-version compatibility.
+  GPU's is JIT-compiled by the driver — but not under minor-version compatibility, and not where
+  the matrix records that the build's PTX fails (TensorFlow <= 2.21 on sm_120: its kernels do not
+  load, CUDA_ERROR_INVALID_PTX). A build that reaches a GPU only through PTX runs with a caveat.
 * The driver branch must still support the GPU's architecture (Kepler ends at R470).
 """
 
@@ -50,18 +52,32 @@ def toolkit_runs_on(matrix: Matrix, cuda_xy: str, cc: str, *, ptx_jit: bool) -> 
     return ptx_jit  # a newer major: only the PTX the libraries carry, JIT-compiled by the driver
 
 
-def build_runs_on(sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, *, ptx_jit: bool) -> bool | None:
-    """Whether code built for ``sass``/``ptx`` runs on a GPU of capability ``cc``; None if not recorded."""
+def sass_runs_on(sass: tuple[str, ...], cc: str) -> bool:
+    """Native code for X.y runs on X.z with z >= y (binary compatibility within a major)."""
+    major, minor = numeric_key(cc)
+    return any(numeric_key(b)[0] == major and numeric_key(b)[1] <= minor for b in sass)
+
+
+def ptx_covers(ptx: tuple[str, ...], cc: str) -> bool:
+    """PTX for any capability <= the GPU's can be JIT-compiled for it (when JIT is available)."""
+    return any(numeric_key(p) <= numeric_key(cc) for p in ptx)
+
+
+def build_runs_on(sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, *, ptx_jit: bool,
+                  ptx_unusable_on: tuple[str, ...] = ()) -> bool | None:
+    """Whether code built for ``sass``/``ptx`` runs on a GPU of capability ``cc``; None if not recorded.
+    ``ptx_unusable_on``: capabilities where the build's PTX is known not to run (reports in the matrix)."""
     if not sass and not ptx:
         return None
-    major, minor = numeric_key(cc)
-    for built in sass:
-        b_major, b_minor = numeric_key(built)
-        if b_major == major and b_minor <= minor:
-            return True
-    if ptx_jit:
-        return any(numeric_key(p) <= (major, minor) for p in ptx)
-    return False
+    if sass_runs_on(sass, cc):
+        return True
+    return ptx_jit and cc not in ptx_unusable_on and ptx_covers(ptx, cc)
+
+
+def only_through_ptx(sass: tuple[str, ...], ptx: tuple[str, ...], cc: str) -> bool:
+    """The build has no native code for the GPU and reaches it only by the driver JIT-compiling its
+    PTX: it runs, but every kernel is compiled at first use and none was compiled for that GPU."""
+    return bool(sass or ptx) and not sass_runs_on(sass, cc) and ptx_covers(ptx, cc)
 
 
 def architecture_name(matrix: Matrix, gpu: TargetGpu) -> str | None:

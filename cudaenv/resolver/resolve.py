@@ -284,9 +284,29 @@ class _Context:
 
 def _gpu_ok_for_build(ctx: _Context, build: Build, ptx_jit: bool) -> bool:
     for gpu in ctx.host.gpus:
-        if gpu_rules.build_runs_on(build.sass, build.ptx, gpu.compute_capability, ptx_jit=ptx_jit) is False:
+        if gpu_rules.build_runs_on(build.sass, build.ptx, gpu.compute_capability, ptx_jit=ptx_jit,
+                                   ptx_unusable_on=build.ptx_unusable_on) is False:
             return False
     return True
+
+
+_ISSUE = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/issues/(\d+)")
+
+
+def reports(source: str) -> str:
+    """``owner/repo#N, #M, …`` for the GitHub issues a matrix source cites (the reports, not the fixes)."""
+    out, last = [], None
+    for repo, number in dict.fromkeys(_ISSUE.findall(source)):
+        out.append(f"#{number}" if repo == last else f"{repo}#{number}")
+        last = repo
+    return ", ".join(out) or source
+
+
+def ptx_fails_text(build: Build, cc: str) -> str:
+    """Why a build whose PTX would cover ``cc`` still does not run there (the matrix's reports)."""
+    ptx = ", ".join("compute_" + p.replace(".", "") for p in build.ptx)
+    return (f"its {ptx} PTX does not run on sm_{cc.replace('.', '')}: {build.framework}'s kernels are reported "
+            f"failing to load there from PTX, CUDA_ERROR_INVALID_PTX; {reports(build.ptx_unusable_source)}")
 
 
 def _mode_for(ctx: _Context, xy: str) -> tuple[bool, str | None]:
@@ -562,6 +582,15 @@ def warnings_for(matrix: Matrix, constraints: Constraints, host: Host, stack: St
     return stack_warnings(_Context(matrix, constraints, host), stack)
 
 
+def ptx_jit_caveat(framework: str, version: str | None, sass, ptx, gpu) -> str:
+    """A build with no native code for a GPU runs there only as PTX the driver compiles at first use:
+    nothing in the build was compiled for that GPU, so this is never a plain yes."""
+    built = ", ".join("sm_" + c.replace(".", "") for c in sass)
+    return (f"{gpu.label} runs {framework} {version} only through its "
+            f"{', '.join('compute_' + p.replace('.', '') for p in ptx)} PTX, JIT-compiled by the driver at first use: "
+            f"the build has no native code for it (built for {built})")
+
+
 def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
     out = []
     if ctx.host.driver is None:
@@ -576,6 +605,10 @@ def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
                            f"driver {ctx.host.driver} runs CUDA {stack.cuda} through forward compatibility: the image "
                            f"carries NVIDIA's cuda-compat package, which works on data-center GPUs only",
                            fix=f"upgrade the driver to >= {stack.min_driver} to run it natively"))
+    for g in dict.fromkeys(ctx.host.gpus):  # eight of one board: one caveat
+        for framework, sass, ptx in stack.gpu_targets:
+            if gpu_rules.only_through_ptx(sass, ptx, g.compute_capability):
+                out.append(Problem("ptx-jit-only", ptx_jit_caveat(framework, stack.framework(framework), sass, ptx, g)))
     if not ctx.host.gpus:
         sms = ", ".join("sm_" + c.replace(".", "") for c in stack.compute_capabilities)
         out.append(Problem("gpu-unknown", "no GPU given or detected: compute capabilities were not checked"
@@ -723,12 +756,16 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
             for g in failing:
                 sms = sorted({s for b in usable for s in b.sass}, key=numeric_key)
                 with_gpu = [b for b in ctx_builds(m, name)
-                            if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True)]
+                            if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True,
+                                                       ptx_unusable_on=b.ptx_unusable_on)]
                 newest = f"; the newest {name} build that includes it is {with_gpu[0].label}" if with_gpu else \
                     f"; no {name} build in the matrix includes it"
-                ptx_only = [b for b in usable if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True)]
+                ptx_only = [b for b in usable if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True,
+                                                                         ptx_unusable_on=b.ptx_unusable_on)]
+                ptx_fails = [b for b in usable if g.compute_capability in b.ptx_unusable_on
+                             and gpu_rules.only_through_ptx(b.sass, b.ptx, g.compute_capability)]
                 why = (" (only its PTX covers it, and PTX cannot be JIT-compiled under minor-version compatibility)"
-                       if ptx_only else "")
+                       if ptx_only else f" ({ptx_fails_text(ptx_fails[0], g.compute_capability)})" if ptx_fails else "")
                 problems.append(Problem("gpu-unsupported-by-build",
                                         f"{g.label} is not in the SM list of {_framework_desc(name, c)} for CUDA "
                                         f"{_fmt_versions(xys)} (built for {', '.join('sm_' + s.replace('.', '') for s in sms) or 'unknown'})"

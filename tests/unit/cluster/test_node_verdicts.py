@@ -8,6 +8,8 @@ minor-version compatibility (NVIDIA's CUDA Compatibility guide; both in matrix/c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cudaenv.cluster.read import read_nodes
@@ -65,10 +67,20 @@ def test_minor_version_nodes_carry_the_caveat(verdicts):
     assert any("minor-version compatibility" in c for c in verdicts["a100-r535"].caveats)
 
 
-def test_a_gpu_the_matrix_does_not_know_is_judged_by_its_compute_capability(verdicts):
+def test_a_gpu_the_matrix_does_not_know_is_judged_by_its_compute_capability(matrix):
+    """The P400 node's labels with a product no table lists: its compute capability labels decide."""
+    p400 = next(n for n in read_nodes(str(NODES))[2] if n.name == "p400-r550")
+    unlisted = replace(p400, product="NVIDIA-Unlisted-Board-X1")
+    assert matrix.find_gpu(unlisted.product) is None
+    verdict = judge(matrix, configured_torch_stack(matrix), unlisted)
+    assert verdict.host.gpus[0].compute_capability == "6.1"
+    assert any("NVIDIA-Unlisted-Board-X1 is not in the matrix" in c for c in verdict.caveats)
+
+
+def test_the_quadro_p400_on_nvidias_legacy_page_is_known_by_name(verdicts):
     p400 = verdicts["p400-r550"]
-    assert p400.host.gpus[0].compute_capability == "6.1"
-    assert any("Quadro-P400 is not in the matrix" in c for c in p400.caveats)
+    assert p400.host.gpus[0].name == "Quadro P400"
+    assert not any("is not in the matrix" in c for c in p400.caveats)
 
 
 def test_nodes_without_gpus_or_labels_say_why(verdicts):
