@@ -23,7 +23,9 @@ def gpu_run_args(kind: str, value) -> list[str]:
     if kind == "count":
         return ["--gpus", str(int(value))]
     if kind == "ids":
-        return ["--gpus", f"device={','.join(str(i) for i in value)}"]
+        # Docker reads --gpus as CSV: device=0,1 is "device=0" plus a count of 1. The quotes make
+        # the list one field, as `docker run --gpus '"device=0,1"'` (Docker's GPU documentation).
+        return ["--gpus", f'"device={",".join(str(i) for i in value)}"']
     return ["--gpus", "all"]  # auto: the whole host, as an editor session has it to itself
 
 
