@@ -225,3 +225,17 @@ def test_dockers_own_reading_of_the_dev_container_gpus_is_both_devices(built, en
         assert request["DeviceIDs"] == ["0", "1"] and request["Count"] == 0
     finally:
         subprocess.run(["docker", "rm", "-f", container], capture_output=True)
+
+
+def test_the_dev_containers_tool_substitutes_what_the_export_refuses(tmp_path):
+    """Why `export devcontainer` refuses ``${localEnv:…}`` and the like: the reference CLI replaces
+    them in containerEnv, ``$$`` does not escape them, and any other ``${...}`` stays as written."""
+    folder = tmp_path / "ws"
+    (folder / ".devcontainer").mkdir(parents=True)
+    (folder / ".devcontainer" / "devcontainer.json").write_text(json.dumps({"image": "x", "containerEnv": {
+        "A": "${localWorkspaceFolderBasename}", "B": "${X:-y}", "C": "$${localEnv:HOME}"}}))
+    proc = subprocess.run([devcontainer_cli(), "read-configuration", "--workspace-folder", str(folder)],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": "/home/probe"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout)["configuration"]["containerEnv"]
+    assert seen == {"A": "ws", "B": "${X:-y}", "C": "$/home/probe"}

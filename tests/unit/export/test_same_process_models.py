@@ -332,3 +332,29 @@ def test_compose_values_are_escaped_for_interpolation_and_passed_names_have_none
     for name, value in env.items():
         assert written[name].replace("$$", "$") == value and "$" not in written[name].replace("$$", "")
 
+
+
+@pytest.mark.parametrize("value", ["${localEnv:HOME}", "a ${containerEnv:PATH} b", "${localWorkspaceFolder}",
+                                   "${devcontainerId}", "${env:HF_TOKEN}", "$${localEnv:X}"])
+def test_a_dev_container_value_its_tools_would_substitute_is_refused(value):
+    """The Dev Containers tools replace ``${localEnv:X}`` and the like in every string, with no
+    escape: `cudaenv run` passes the text as written, so the export refuses it (exit 2)."""
+    from types import SimpleNamespace
+
+    from cudaenv.export.devcontainer import devcontainer_document
+
+    run = SimpleNamespace(env=(("X", value),), ipc=None, shm_size="1g", ulimits=(), ports=())
+    project = SimpleNamespace(name="p", root=Path("/tmp/p"), config_path=Path("/tmp/p/cudaenv.toml"), run=run)
+    with pytest.raises(UserError, match=r"/tmp/p/cudaenv.toml: run.env.X: .* would be substituted"):
+        devcontainer_document(project, "img", ("none", None), "1:1")
+
+
+@pytest.mark.parametrize("value", ["${X:-y}", "${HOME}", "$HOME", "${localEnv", "$(localEnv:X)"])
+def test_other_dollar_braces_reach_a_dev_container_as_written(value):
+    from types import SimpleNamespace
+
+    from cudaenv.export.devcontainer import devcontainer_document
+
+    run = SimpleNamespace(env=(("X", value),), ipc=None, shm_size="1g", ulimits=(), ports=())
+    project = SimpleNamespace(name="p", root=Path("/tmp/p"), config_path=None, run=run)
+    assert devcontainer_document(project, "img", ("none", None), "1:1")["containerEnv"]["X"] == value
