@@ -18,7 +18,10 @@ import click
                    "in the order given). Default: each project's [run] gpus.")
 @click.option("--gpu-count", type=click.IntRange(1, 4096), default=None,
               help="How many GPUs the host has, for --gpus auto when they cannot be detected here.")
-def compose(directories, output, force, name, gpus, gpu_count) -> None:
+@click.option("-e", "--env", "env", multiple=True,
+              help="Set NAME=value in every service (on top of [run] env); -e NAME: taken from the shell that runs "
+                   "`docker compose up`, never written into the file.")
+def compose(directories, output, force, name, gpus, gpu_count, env) -> None:
     """Print a compose.yaml that runs each project DIRECTORY (default: this one) as a service.
 
     Each service uses the image `cudaenv build` made for the project's lock (build first), its
@@ -33,12 +36,14 @@ def compose(directories, output, force, name, gpus, gpu_count) -> None:
     from cudaenv.containers import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render
+    from cudaenv.export.environment import parse_export_env
     from cudaenv.image import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock
     from cudaenv.runopts import parse_gpus
 
+    values, passed = parse_export_env(env)
     projects = [load_project(d) for d in (directories or (Path("."),))]
     if gpus is not None:
         parse_gpus(gpus)
@@ -60,7 +65,7 @@ def compose(directories, output, force, name, gpus, gpu_count) -> None:
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         inputs.append(ServiceInput(project, plan.default_tag, request))
     user, user_env = run_user()
-    text = render(compose_document(inputs, name=name, user=user, user_env=user_env))
+    text = render(compose_document(inputs, name=name, user=user, user_env=user_env, env=values, passed=passed))
     if output is None:
         click.echo(text, nl=False)
         return

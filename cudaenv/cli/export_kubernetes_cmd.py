@@ -27,13 +27,17 @@ from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, Count, ProjectDire
 @click.option("--shm-size", default=None, metavar="SIZE", help="/dev/shm size (default [run] shm_size), e.g. 16g.")
 @click.option("--replicas", type=Count(0, 2**31 - 1), default=None, metavar="N", help="--kind deployment: replicas (default 1).")
 @click.option("--backoff-limit", type=Count(0, 2**31 - 1), default=None, metavar="N", help="--kind job: retries (default 0).")
-@click.option("-e", "--env", "env", multiple=True, help="Set NAME=value in the container (on top of [run] env).")
+@click.option("-e", "--env", "env", multiple=True,
+              help="Set NAME=value in the container (on top of [run] env); -e NAME: read NAME from a Secret "
+                   "(--secret), never written into the manifest.")
+@click.option("--secret", default=None, metavar="NAME",
+              help="The Secret that -e NAME (no value) reads from, key NAME (default: NAME-env after --name).")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="Write the manifest into DIR (NAME-KIND.yaml) instead of printing it.")
 @click.option("--force", is_flag=True, help="Overwrite the manifest in DIR if it exists.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, user, shm_size, replicas, backoff_limit,
-               env, output, force, command) -> None:
+               env, secret, output, force, command) -> None:
     """Print a Job (or Deployment) that runs COMMAND (default: [run] command) in the project's image.
 
     The pod asks for the GPUs (resources.limits nvidia.com/gpu), picks nodes by GPU Feature
@@ -49,7 +53,7 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock
-    from cudaenv.runopts import parse_env
+    from cudaenv.export.environment import parse_export_env
 
     project = load_project(directory)
     matrix = load_matrix()
@@ -65,10 +69,12 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
                             f"`cudaenv push {directory} --registry HOST/NAMESPACE` first (its digest becomes the default)")
         image = pushed.by_digest
         click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
+    values, passed = parse_export_env(env)
     workload = build_workload(project, matrix, lock.resolved_stack(), kind=kind, image=image, name=name,
                               namespace=namespace, gpus=gpus, runtime_class=runtime_class, user=user,
                               shm_size=shm_size, replicas=replicas, backoff_limit=backoff_limit,
-                              command=tuple(command), env=parse_env(env))
+                              command=tuple(command), env=values, passthrough=passed,
+                              secret=secret)
     text = render(manifest(workload), header(workload))
     if output is None:
         click.echo(text, nl=False)

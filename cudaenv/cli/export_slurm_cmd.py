@@ -23,7 +23,9 @@ from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, ProjectDirectory
 @click.option("--account", default=None, help="Account to charge (sbatch --account).")
 @click.option("--job-name", default=None, help="Job name (default: the project's name).")
 @click.option("--output", default=None, metavar="PATH", help="Job log (sbatch --output; default %x-%j.out).")
-@click.option("-e", "--env", "env", multiple=True, help="Set NAME=value in the container (on top of [run] env).")
+@click.option("-e", "--env", "env", multiple=True,
+              help="Set NAME=value in the container (on top of [run] env); -e NAME: the value sbatch's submitting "
+                   "environment has when the job starts, never written into the script.")
 @click.option("--no-constraint", is_flag=True, help="Leave out --constraint even when node features are configured.")
 @click.option("--docker-gpus", type=click.Choice(["allocated", "none"]), default="allocated", show_default=True,
               help="--runtime docker: hand the job's GPUs (SLURM_JOB_GPUS) to the container, or none.")
@@ -44,7 +46,7 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock
-    from cudaenv.runopts import parse_env
+    from cudaenv.export.environment import parse_export_env
 
     project = load_project(directory)
     matrix = load_matrix()
@@ -65,8 +67,10 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
 
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         local_tag = plan.default_tag
+    values, passed = parse_export_env(env)
     job = build_job(project, matrix, lock.resolved_stack(), runtime=runtime,
                     image=image_for(runtime, image, local_tag), gpus=gpus, time=time_limit, partition=partition,
-                    account=account, job_name=job_name, output=output, command=tuple(command), env=parse_env(env),
+                    account=account, job_name=job_name, output=output, command=tuple(command), env=values,
+                    passthrough=passed,
                     use_features=not no_constraint, docker_gpus=docker_gpus)
     click.echo(render_script(job), nl=False)

@@ -49,24 +49,52 @@ def gpu_reservation(kind: str, value) -> dict | None:
     return {"resources": {"reservations": {"devices": [device]}}}
 
 
+def named_indices(kind: str, value) -> set[int] | None:
+    """The GPU indices a non-auto request takes on the host (None: every GPU). A count takes the
+    first N, as Docker's NVIDIA device driver hands them out (moby daemon/nvidia_linux.go
+    ``countToDevices``); device ids are indices, or UUIDs whose index cannot be known here."""
+    if kind == "all":
+        return None
+    if kind == "count":
+        return set(range(int(value)))
+    if kind == "ids":
+        if not all(str(i).isdigit() for i in value):
+            raise UserError(f"--gpus auto cannot tell which GPUs another project's device ids {','.join(value)} are: "
+                            "give that project indices (0,1) or every project explicit ids")
+        return {int(i) for i in value}
+    return set()
+
+
 def assign_auto(requests: list[tuple[str, object]], gpu_count: int | None) -> list[tuple[str, object]]:
     """``auto`` / ``auto:N`` become disjoint device ids, in project order, as `cudaenv run --gpus
-    auto` would hand them out; without a GPU inventory that cannot be done, and is said so."""
+    auto` would hand them out, skipping every GPU another project in the file names; without a GPU
+    inventory that cannot be done, and is said so."""
     if not any(kind == "auto" for kind, _ in requests):
         return requests
     if gpu_count is None:
         raise UserError("--gpus auto needs the host's GPUs: give --gpu-count N (or declare them: CUDAENV_GPUS / "
                         "--gpu), or use a count or device ids instead")
-    next_free, out = 0, []
+    taken: set[int] = set()
+    for kind, value in requests:
+        if kind == "auto":
+            continue
+        indices = named_indices(kind, value)
+        if indices is None:
+            raise UserError("--gpus auto: another project in this file asks for all GPUs, so none is left for an "
+                            "auto project; give that project a count or device ids")
+        taken |= indices
+    free = [i for i in range(gpu_count) if i not in taken]
+    out = []
     for kind, value in requests:
         if kind != "auto":
             out.append((kind, value))
             continue
         wanted = value or 1
-        if next_free + wanted > gpu_count:
-            raise UserError(f"--gpus auto: {gpu_count} GPU(s) are not enough for every project to get its own")
-        out.append(("ids", tuple(str(i) for i in range(next_free, next_free + wanted))))
-        next_free += wanted
+        if wanted > len(free):
+            raise UserError(f"--gpus auto: {gpu_count} GPU(s), {len(taken)} named by other projects in this file: "
+                            "not enough for every project to get its own")
+        out.append(("ids", tuple(str(i) for i in free[:wanted])))
+        free = free[wanted:]
     return out
 
 
@@ -86,7 +114,12 @@ def _ports(ports: tuple[str, ...]) -> list[str]:
     return [str(p) if ":" in str(p) else f"{p}:{p}" for p in ports]
 
 
-def compose_document(services: list[ServiceInput], *, name: str, user: str, user_env: dict) -> dict:
+def compose_document(services: list[ServiceInput], *, name: str, user: str, user_env: dict,
+                     env: dict[str, str] | None = None, passed: tuple[str, ...] = ()) -> dict:
+    """The Compose file as plain data. ``env``/``passed``: the -e flags, for every service, as
+    `cudaenv run -e` orders them (over [run] env and the user's HOME). A passed name is written
+    without a value (``NAME: null``), which Compose fills from the shell that runs ``docker compose
+    up`` (the Compose specification, ``environment``), so no value of the caller's is written."""
     if not COMPOSE_NAME.fullmatch(name):
         raise UserError(f"--name {name!r}: expected a Compose project name (lower-case letters, digits, - and _)")
     document: dict = {"name": name, "services": {}}
@@ -96,15 +129,17 @@ def compose_document(services: list[ServiceInput], *, name: str, user: str, user
         if key in document["services"]:
             raise UserError(f"two projects would both be service {key!r}: give one a different [project] name")
         kind, value = item.gpus
-        env = {name: literal(str(value)) for name, value in {**dict(project.run.env), **user_env}.items()}
+        merged = {**dict(project.run.env), **user_env, **(env or {})}
+        service_env: dict = {key: literal(str(value)) for key, value in merged.items() if key not in passed}
+        service_env.update({key: None for key in passed})
         if kind == "none":
-            env["NVIDIA_VISIBLE_DEVICES"] = "void"  # as `cudaenv run --gpus none`: hidden from the runtime hook too
+            service_env["NVIDIA_VISIBLE_DEVICES"] = "void"  # as `cudaenv run --gpus none`: hidden from the runtime hook too
         service: dict = {
             "image": item.image,
             "working_dir": "/workspace",
             "user": user,
             "volumes": [{"type": "bind", "source": literal(str(Path(project.root).resolve())), "target": "/workspace"}],
-            "environment": env,
+            "environment": dict(sorted(service_env.items())),
             "ulimits": _ulimits(project.run.ulimits),
             "labels": {"io.cudaenv.project": project.name},
         }

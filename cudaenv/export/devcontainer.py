@@ -11,7 +11,28 @@ fields of the Dev Containers specification (containers.dev/implementors/json_ref
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+from cudaenv.errors import UserError
+
+# What the Dev Containers tools substitute in every string of devcontainer.json: ``${NAME}`` or
+# ``${NAME:ARG...}`` for these names (containers.dev/implementors/json_reference, "Variables in
+# devcontainer.json"; @devcontainers/cli's substitution, a ``/\$\{(.*?)\}/g`` replace whose text
+# before the first ``:`` picks the variable). Other ``${...}`` stay as written; there is no escape.
+SUBSTITUTED = ("env", "localEnv", "containerEnv", "localWorkspaceFolder", "localWorkspaceFolderBasename",
+               "containerWorkspaceFolder", "containerWorkspaceFolderBasename", "devcontainerId")
+_VARIABLE = re.compile("\\$\\{([^}\n\r\u2028\u2029]*?)\\}")  # JavaScript's "." stops at these line ends
+
+
+def literal_value(name: str, value: str, where: str) -> str:
+    """``value`` when the Dev Containers tools would hand it over unchanged; else exit 2: no escape
+    exists, and `cudaenv run` would pass ``${localEnv:X}`` on literally."""
+    for match in _VARIABLE.finditer(value):
+        if match.group(1).split(":")[0] in SUBSTITUTED:
+            raise UserError(f"{where}: run.env.{name}: {match.group(0)!r} would be substituted by the Dev Containers "
+                            "tool (devcontainer.json has no escape for it), while `cudaenv run` passes it as written")
+    return value
 
 
 def gpu_run_args(kind: str, value) -> list[str]:
@@ -23,7 +44,9 @@ def gpu_run_args(kind: str, value) -> list[str]:
     if kind == "count":
         return ["--gpus", str(int(value))]
     if kind == "ids":
-        return ["--gpus", f"device={','.join(str(i) for i in value)}"]
+        # Docker reads --gpus as CSV: device=0,1 is "device=0" plus a count of 1. The quotes make
+        # the list one field, as `docker run --gpus '"device=0,1"'` (Docker's GPU documentation).
+        return ["--gpus", f'"device={",".join(str(i) for i in value)}"']
     return ["--gpus", "all"]  # auto: the whole host, as an editor session has it to itself
 
 
@@ -39,7 +62,8 @@ def devcontainer_document(project, image: str, gpus: tuple, user: str) -> dict:
             args += ["--ipc", run.ipc]
     for name, soft, hard in run.ulimits:
         args += ["--ulimit", f"{name}={soft}:{hard}"]
-    env = dict(run.env)
+    where = str(getattr(project, "config_path", None) or project.root)
+    env = {name: literal_value(name, value, where) for name, value in run.env}
     env["HOME"] = "/tmp"  # the container user may have no home in the image, as under `cudaenv run`
     if kind == "none":
         env["NVIDIA_VISIBLE_DEVICES"] = "void"

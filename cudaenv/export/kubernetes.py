@@ -369,6 +369,8 @@ class Workload:
     runtime_class: str | None = None
     command: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    passed: tuple[str, ...] = ()  # -e NAME: from the Secret ``secret``, key NAME; never a value in the file
+    secret: str | None = None
     replicas: int = 1
     backoff_limit: int = 0
     forward: bool = False  # the lock chose forward compatibility, which labels cannot select
@@ -378,7 +380,8 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
                    namespace: str | None = None, gpus: int | None = None, runtime_class: str | None = None,
                    user: str | None = None, shm_size: str | None = None, replicas: int | None = None,
                    backoff_limit: int | None = None, command: tuple[str, ...] = (),
-                   env: dict[str, str] | None = None) -> Workload:
+                   env: dict[str, str] | None = None, passthrough: tuple[str, ...] = (),
+                   secret: str | None = None) -> Workload:
     """A validated ``Workload`` for ``project``'s locked ``stack``; the flags override [run]."""
     from cudaenv.export.slurm import gres_count
     from cudaenv.references import check_reference
@@ -399,9 +402,19 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
     command = tuple(command) or tuple(project.run.command)
     if not command:
         raise UserError(f"nothing to run: give the command after `--`, or set [run] command in {where}")
-    merged_env = {**dict(project.run.env), **(env or {})}
+    from cudaenv.export.environment import merge
+
+    chosen = merge(project.run.env, env, passthrough)
+    merged_env, passed = dict(chosen.values), chosen.passed
     if count == 0:
         merged_env["NVIDIA_VISIBLE_DEVICES"] = "void"  # CUDA images set "all": the runtime hook would hand over every GPU
+        passed = tuple(n for n in passed if n != "NVIDIA_VISIBLE_DEVICES")
+    workload_name = dns_label(name, "--name") if name is not None else default_name(project.name)
+    if secret is not None and not passed:
+        raise UserError("--secret names the Secret that -e NAME (without a value) reads from: give such a -e too")
+    secret_name = None
+    if passed:
+        secret_name = dns_subdomain(secret, "--secret") if secret is not None else secret_for(workload_name)
     if shm_size is not None:
         shm, shm_note = shm_quantity(shm_size, "--shm-size"), f"from --shm-size {shm_size}"
     else:
@@ -413,7 +426,7 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
     frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "CUDA runtime"
     return Workload(
         kind=kind,
-        name=dns_label(name, "--name") if name is not None else default_name(project.name),
+        name=workload_name,
         image=check_reference(image, "--image"),
         project=comment(project.name),
         summary=comment(f"{frameworks} | CUDA {stack.cuda} | Python {stack.python}"),
@@ -422,10 +435,32 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
         affinity=node_affinity(matrix, stack) if count > 0 else None,
         namespace=dns_label(namespace, "--namespace") if namespace is not None else None,
         runtime_class=dns_subdomain(runtime_class, "--runtime-class") if runtime_class is not None else None,
-        command=command, env=tuple(sorted(merged_env.items())),
+        command=command, env=tuple(sorted(merged_env.items())), passed=passed, secret=secret_name,
         replicas=1 if replicas is None else replicas, backoff_limit=0 if backoff_limit is None else backoff_limit,
         forward=stack.driver_compatibility == drv.FORWARD,
     )
+
+
+def literal(text: str) -> str:
+    """Kubernetes expands ``$(NAME)`` in ``command``, ``args`` and ``env[].value`` and reads ``$$``
+    as ``$`` (kubernetes.io, "Define Dependent Environment Variables" and "Define a Command and
+    Arguments for a Container"; k8s.io/kubernetes third_party/forked/golang/expansion). Doubling
+    every ``$`` leaves nothing to expand: the container sees exactly ``text``, as under ``cudaenv run``."""
+    return text.replace("$", "$$")
+
+
+def secret_for(workload_name: str) -> str:
+    """The Secret that pass-through variables (``-e NAME``) are read from, unless --secret names one."""
+    return f"{workload_name[:59].rstrip('-')}-env"
+
+
+def env_entries(workload: Workload) -> list[dict]:
+    """``env``: values escaped for Kubernetes' expansion; a pass-through name as a reference to
+    the Secret's key of the same name, so the value never sits in the manifest."""
+    entries = {name: {"name": name, "value": literal(value)} for name, value in workload.env}
+    for name in workload.passed:
+        entries[name] = {"name": name, "valueFrom": {"secretKeyRef": {"name": workload.secret, "key": name}}}
+    return [entries[name] for name in sorted(entries)]
 
 
 def manifest(workload: Workload) -> dict:
@@ -435,11 +470,12 @@ def manifest(workload: Workload) -> dict:
     container: dict = {
         "name": workload.name,
         "image": workload.image,
-        "args": list(workload.command),  # args, not command: the image's entrypoint (tini, cuda-compat) stays
+        # args, not command: the image's entrypoint (tini, cuda-compat) stays
+        "args": [literal(word) for word in workload.command],
         "workingDir": "/workspace",
     }
-    if workload.env:
-        container["env"] = [{"name": n, "value": v} for n, v in workload.env]
+    if workload.env or workload.passed:
+        container["env"] = env_entries(workload)
     if workload.gpus:
         container["resources"] = {"limits": {GPU_RESOURCE: workload.gpus}}
     container["securityContext"] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
@@ -501,6 +537,16 @@ def header(workload: Workload) -> str:
     else:
         lines.append("No GPU is requested, so no GPU node affinity; NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
     lines.append(f"Runs as UID {workload.uid}, GID {workload.gid}: the numeric non-root user cudaenv built into the image.")
+    if any("$" in text for text in (*workload.command, *(value for _, value in workload.env))):
+        lines.append("Every $ in args and env values is written as $$: Kubernetes would otherwise expand $(NAME).")
+    if workload.passed:
+        lines += [
+            f"{', '.join(workload.passed)}: passed through (-e NAME), so read from Secret {workload.secret}, never written "
+            "here. Create it first:",
+            f"  kubectl create secret generic {workload.secret} "
+            + (f"--namespace {workload.namespace} " if workload.namespace else "")
+            + " ".join(f'--from-literal={n}="${n}"' for n in workload.passed),
+        ]
     return "".join(f"# {comment(line)}\n" for line in lines)
 
 

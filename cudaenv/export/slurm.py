@@ -69,6 +69,7 @@ class SlurmJob:
     refused_features: tuple[str, ...] = ()  # "name: why not", one per feature left out
     command: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    passed: tuple[str, ...] = ()  # -e NAME: read from the environment sbatch was submitted from, at job time
     shm_size: str | None = "8g"
     ipc: str | None = None
     ulimits: tuple[tuple[str, int, int], ...] = ()  # what the project asked for: kept, or the job fails
@@ -198,11 +199,58 @@ def shell_word(value, where: str = "value") -> str:
     return shlex.quote(text)
 
 
+def assignment(name: str, value: str) -> str:
+    """``NAME='value'`` with the value always single-quoted: ``shlex.quote`` leaves ``=x`` bare,
+    and ``NAME==x`` is what shellcheck flags (SC1097) and a reader misreads."""
+    if _CONTROL.search(value):
+        raise UserError(f"environment variable {name}: refusing {value!r} in a batch script: it contains a "
+                        "control character")
+    return f"{name}='" + value.replace("'", "'\\''") + "'"
+
+
+def apptainer_literal(value: str) -> str:
+    r"""The value Apptainer turns back into ``value``: it writes ``APPTAINERENV_``/``--env`` values
+    into ``export NAME="..."`` with only ``"`` escaped and evaluates that in its embedded shell
+    (apptainer internal/pkg/runtime/engine/apptainer/process_linux.go ``injectEnvHandler``;
+    user docs "Environment and Metadata": ``\$PATH`` is evaluated in the container). In double
+    quotes ``\``, ``$`` and a backquote are the characters a backslash must protect."""
+    return value.replace("\\", "\\\\").replace("$", "\\$").replace("`", "\\`")
+
+
+# Names a batch script cannot read from the submitting environment: bash sets them itself, or the
+# script uses them for its own values.
+SCRIPT_NAMES = frozenset({
+    "project_dir", "container", "gpu_args", "ulimit_args", "limit", "pid", "status", "srun_bin",
+    "PWD", "OLDPWD", "SHLVL", "_", "IFS", "PPID", "UID", "EUID", "RANDOM", "SECONDS", "LINENO", "SHELLOPTS",
+    "BASHOPTS", "OPTIND", "OPTARG", "GROUPS", "HOSTNAME", "HOSTTYPE", "MACHTYPE", "OSTYPE", "PS4", "SRANDOM",
+    "EPOCHSECONDS", "EPOCHREALTIME", "FUNCNAME", "PIPESTATUS", "HISTCMD", "COLUMNS", "LINES",
+})
+
+
+def check_passed(name: str) -> str:
+    if name in SCRIPT_NAMES or name.startswith(("BASH", "cudaenv_")):
+        raise UserError(f"-e {name}: the batch script cannot read {name} from the environment it was submitted "
+                        f"from (bash or the script sets it); pass the value (-e {name}=VALUE) instead")
+    return name
+
+
 def comment_text(value) -> str:
     text = str(value)
     if _CONTROL.search(text):
         raise UserError(f"refusing {text!r} in a batch script comment: it contains a control character")
     return text
+
+
+def literal_checks(job: SlurmJob) -> str:
+    """The shellcheck notes a literal value draws by design: ``$`` or a backquote in single quotes
+    (SC2016: "expressions don't expand"), a backslash before a closing quote (SC1003)."""
+    texts = (*job.command, *(value for _, value in job.env))
+    codes = []
+    if any("$" in t or "`" in t for t in texts):
+        codes.append("SC2016")
+    if any("\\" in t for t in texts):
+        codes.append("SC1003")
+    return ",".join(codes)
 
 
 def script_context(job: SlurmJob) -> dict:
@@ -225,7 +273,11 @@ def script_context(job: SlurmJob) -> dict:
         "constraint_note": job.constraint_note,
         "refused_features": list(job.refused_features),
         "command": list(job.command),
-        "env": [f"{name}={value}" for name, value in job.env],
+        "env": [assignment(name, value) for name, value in job.env],
+        "env_names": sorted({name for name, _ in job.env} | set(job.passed)),
+        "passed": list(job.passed),
+        "shellcheck_disable": literal_checks(job),
+        "apptainer_env": [assignment(f"APPTAINERENV_{name}", apptainer_literal(value)) for name, value in job.env],
         "shm_size": job.shm_size,
         "ipc": job.ipc,
         "ulimits": [f"{name}={soft}:{hard}" for name, soft, hard in job.ulimits],
@@ -263,7 +315,7 @@ def render_script(job: SlurmJob) -> str:
 def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | None = None, time: str | None = None,
               partition: str | None = None, account: str | None = None, job_name: str | None = None,
               output: str | None = None, command: tuple[str, ...] = (), env: dict[str, str] | None = None,
-              use_features: bool = True, docker_gpus: str = "allocated") -> SlurmJob:
+              passthrough: tuple[str, ...] = (), use_features: bool = True, docker_gpus: str = "allocated") -> SlurmJob:
     """A validated ``SlurmJob`` for ``project``'s locked ``stack``: the flags override the project's
     [run] table; node features come from its [cluster.slurm.features]."""
     from cudaenv.project.config import DEFAULT_ULIMITS
@@ -282,9 +334,13 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
         raise UserError(f"nothing to run: give the command after `--`, or set [run] command in {where}")
     for index, word in enumerate(command):
         shell_word(word, f"command word {index + 1}")
-    merged_env = {**dict(project.run.env), **(env or {})}
-    for name, value in merged_env.items():
-        shell_word(f"{name}={value}", f"environment variable {name}")
+    from cudaenv.export.environment import merge
+
+    chosen = merge(project.run.env, env, passthrough)
+    for name, value in chosen.values:
+        assignment(name, value)
+    for name in chosen.passed:
+        check_passed(name)
     features = site_features(matrix, features_table(project), where) if use_features else ()
     usable, refused = constraint_for(matrix, stack, features)
     if not use_features:
@@ -306,7 +362,7 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
         partition=checked(partition, SLURM_NAMES, "--partition", "partition names (letters, digits, _ . -), comma-separated"),
         account=checked(account, SLURM_NAME, "--account", "an account name of letters, digits and _ . -"),
         constraint=usable, constraint_note=constraint_note, refused_features=refused, command=command,
-        env=tuple(sorted(merged_env.items())),
+        env=chosen.values, passed=chosen.passed,
         shm_size=None if project.run.ipc == "host" else project.run.shm_size, ipc=project.run.ipc,
         ulimits=tuple(u for u in project.run.ulimits if u not in DEFAULT_ULIMITS),
         default_ulimits=tuple(u for u in project.run.ulimits if u in DEFAULT_ULIMITS), docker_gpus=docker_gpus,

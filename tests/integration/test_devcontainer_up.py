@@ -72,7 +72,7 @@ def test_a_gpu_devcontainer_asks_for_gpus_the_spec_way(built_project):
     proc = cudaenv("export", "devcontainer", project, "--gpus", "0,1", "--stdout", env=env)
     config = json.loads(proc.stdout)
     assert config["hostRequirements"] == {"gpu": True}
-    assert config["runArgs"][:2] == ["--gpus", "device=0,1"] and "NVIDIA_VISIBLE_DEVICES" not in config["containerEnv"]
+    assert config["runArgs"][:2] == ["--gpus", '"device=0,1"'] and "NVIDIA_VISIBLE_DEVICES" not in config["containerEnv"]
 
 
 def test_an_existing_devcontainer_is_never_overwritten_without_force(built_project):

@@ -325,7 +325,7 @@ def recording_tool(bin_dir: Path, name: str, record: Path) -> None:
     """A stand-in for a launcher that cannot run here (srun with pyxis, apptainer, docker with GPUs):
     it writes the words it was given, NUL-separated, so the test sees what the shell handed over."""
     tool = bin_dir / name
-    tool.write_text(f'#!/bin/bash\nprintf "%s\\0" "$@" > {record}\n')
+    tool.write_text(f'#!/bin/bash\nprintf "%s\\0" "$@" > {record}\nenv -0 > {record}.env\n')
     tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
 
 
@@ -348,8 +348,12 @@ def test_hostile_command_and_env_reach_the_launcher_verbatim(project, env, tmp_p
     decoded = [w.decode() for w in words]
     assert decoded[-len(HOSTILE_WORDS):] == list(HOSTILE_WORDS)
     assert not (work / "pwned").exists() and not (tmp_path / "pwned").exists()
+    environment = (tmp_path / "argv.env").read_bytes().decode().split("\0")
     if runtime == "pyxis":
         assert "--container-mounts=" + str(work) + ":/workspace" in decoded
+        assert "NOTE=$(touch pwned) it's" in environment  # srun's own environment, which the task gets
+    elif runtime == "apptainer":  # Apptainer evaluates the value in double quotes: $ arrives escaped
+        assert "APPTAINERENV_NOTE=\\$(touch pwned) it's" in environment
     else:
         assert "NOTE=$(touch pwned) it's" in decoded
 
