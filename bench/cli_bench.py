@@ -12,7 +12,7 @@ needs no virtualenv of its own), from an empty scratch directory (no project or 
 around to read), with bytecode written and used as an installed package would have it, and each
 with its own matrix cache. The `dockerfile DIR` row renders a locked CUDA-only project made in the
 scratch directory. `resolve --json` is the same question asked again, as scripts and CI loops
-ask it (answered from what the first call remembered, ``cudaenv.caching.answers``); `resolve, new
+ask it (answered from what the first call remembered, ``cudaenv.core.answers``); `resolve, new
 words` forgets remembered answers before every timed call, so it is the price of a first question.
 The run row is bench/run_bench.py (real Docker and the stand-in image; left
 out with ``--no-run`` or when Docker is not there). Absolute times on a busy machine are noisy;
@@ -50,7 +50,7 @@ def cudaenv(*args: str) -> list[str]:
     return [sys.executable, "-m", "cudaenv", *args]
 
 
-FORGET = {"resolve (first)"}  # rows timed with no remembered answers (cudaenv.caching.answers)
+FORGET = {"resolve (first)"}  # rows timed with no remembered answers (cudaenv.core.answers)
 
 
 def rows(project: Path) -> list[tuple[str, list[str], list[str] | None]]:

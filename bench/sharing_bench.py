@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cudaenv.engine import get_engine  # noqa: E402
-from cudaenv.image import plan_image  # noqa: E402
+from cudaenv.images.plan import plan_image  # noqa: E402
 from cudaenv.images.layers import chain_ids, layer_sizes  # noqa: E402
 from cudaenv.matrix import load_matrix  # noqa: E402
 from cudaenv.project import load_project  # noqa: E402

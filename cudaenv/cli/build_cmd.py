@@ -43,7 +43,7 @@ def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: 
     first (`cudaenv build` does that by itself). The project's Dockerfile starts FROM its stack
     base (cudaenv-base:hash-…), which `--base` prints.
     """
-    from cudaenv.image import plan_image
+    from cudaenv.images.plan import plan_image
     from cudaenv.project.lock import current_lock
 
     if show_base and standalone:
@@ -114,7 +114,7 @@ def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_build
     from cudaenv.engine import get_engine
     from cudaenv.engine.builders import step_timings
 
-    from cudaenv.references import check_reference
+    from cudaenv.core.references import check_reference
 
     for tag in tags:
         check_reference(tag, "--tag")
@@ -190,7 +190,7 @@ def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False,
                   no_buildkit=False, rebuild_base=False, on_base=None):
     """Lock when needed, render, make sure the stack base is here, build; (ImagePlan, BuildResult).
     ``on_base`` receives the stack base's ``BaseOutcome``. Raises BuildError on failure."""
-    from cudaenv.image import plan_image
+    from cudaenv.images.plan import plan_image
     from cudaenv.project.lock import current_lock
     from cudaenv.images.stackbase import ensure_base
 

@@ -69,7 +69,7 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     from cudaenv.project import load_project
     from cudaenv.project.lock import read_lock
 
-    from cudaenv.target import project_target
+    from cudaenv.hosts.target import project_target
 
     project = load_project(directory or ".")
     lock = read_lock(project.lock_path)
@@ -96,11 +96,11 @@ def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=N
     """The hosts to check: --driver values (a fleet); else the project's [target]; else this
     machine (or the CUDAENV_* declaration)."""
     from cudaenv.resolver.model import Host
-    from cudaenv.target import check_driver_text, resolve_target
+    from cudaenv.hosts.target import check_driver_text, resolve_target
 
     if not drivers and not gpus and not compute_capabilities and project_dir is not None:
         from cudaenv.project import load_project
-        from cudaenv.target import environment_overrides
+        from cudaenv.hosts.target import environment_overrides
 
         target = load_project(project_dir).target
         declared_driver, declared_gpus = environment_overrides()
@@ -269,7 +269,7 @@ def doctor(as_json: bool) -> None:
 
     One line per check with ✓ or ✗, and for each ✗ what to do. Exit 1 when any check fails.
     """
-    from cudaenv.doctor import run_checks
+    from cudaenv.run.doctor import run_checks
 
     checks, host = run_checks(load_matrix())
     ok = all(c.ok for c in checks)

@@ -33,15 +33,15 @@ def compose(directories, output, force, name, gpus, gpu_count, env) -> None:
         docker compose -f compose.yaml up
     """
     from cudaenv.cli.build_cmd import buildkit_available
-    from cudaenv.containers import run_user
+    from cudaenv.run.containers import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render
     from cudaenv.export.environment import parse_export_env
-    from cudaenv.image import plan_image
+    from cudaenv.images.plan import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock
-    from cudaenv.runopts import parse_gpus
+    from cudaenv.project.runopts import parse_gpus
 
     values, passed = parse_export_env(env)
     projects = [load_project(d) for d in (directories or (Path("."),))]
@@ -50,7 +50,7 @@ def compose(directories, output, force, name, gpus, gpu_count, env) -> None:
     requests = [parse_gpus(gpus or p.run.gpus) for p in projects]
     if gpu_count is None and any(kind == "auto" for kind, _ in requests):
         from cudaenv.matrix import load_matrix as _load
-        from cudaenv.target import resolve_target
+        from cudaenv.hosts.target import resolve_target
 
         host = resolve_target(_load(), driver=None, gpus=(), compute_capabilities=()).host
         gpu_count = len(host.gpus) or None

@@ -22,14 +22,14 @@ def devcontainer(directory, force, gpus, to_stdout) -> None:
     Never overwrites an existing file without --force.
     """
     from cudaenv.cli.build_cmd import buildkit_available
-    from cudaenv.containers import run_user
+    from cudaenv.run.containers import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.devcontainer import devcontainer_document, render, target_path
-    from cudaenv.image import plan_image
+    from cudaenv.images.plan import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.lock import current_lock, write_atomically
-    from cudaenv.runopts import parse_gpus
+    from cudaenv.project.runopts import parse_gpus
 
     project = load_project(directory)
     request = parse_gpus(gpus or project.run.gpus)

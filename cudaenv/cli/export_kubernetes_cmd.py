@@ -61,7 +61,7 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
     if lock is None or stale:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
     if image is None:
-        from cudaenv.push import recorded
+        from cudaenv.images.push import recorded
 
         pushed = recorded(project.root)  # every node pulls the same bytes
         if pushed is None:

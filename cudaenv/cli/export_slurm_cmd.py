@@ -55,7 +55,7 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
     local_tag = None
     if image is None and runtime != "docker":
-        from cudaenv.push import recorded
+        from cudaenv.images.push import recorded
 
         pushed = recorded(project.root)  # `cudaenv push` recorded the digest: every node pulls the same bytes
         if pushed is not None:
@@ -63,7 +63,7 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
             click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     if image is None and runtime == "docker":
         from cudaenv.cli.build_cmd import buildkit_available
-        from cudaenv.image import plan_image
+        from cudaenv.images.plan import plan_image
 
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         local_tag = plan.default_tag

@@ -234,7 +234,7 @@ def run(args: list[str]) -> int | None:
         from pathlib import Path
 
         from cudaenv.cli.output import reset_json
-        from cudaenv.cli.running import run_attached
+        from cudaenv.run.session import run_attached
 
         reset_json()
         return run_attached(Path(parsed["directory"]), gpus=parsed["gpus"], command=parsed["command"])

@@ -29,7 +29,7 @@ def images(prune: bool, bases: tuple[str, ...], as_json: bool) -> None:
     """
     from cudaenv.engine import get_engine
     from cudaenv.images.accounting import inventory, prune as prune_bases
-    from cudaenv.references import check_reference
+    from cudaenv.core.references import check_reference
 
     for base in bases:  # a name or an image ID (both fit Docker's reference grammar): bad input otherwise
         check_reference(base.removeprefix("sha256:"), "--base")

@@ -8,7 +8,7 @@ import click
 
 from cudaenv import __version__
 from cudaenv.cli.output import emit_json, json_option
-from cudaenv.resources import matrix_dir, templates_dir
+from cudaenv.core.resources import matrix_dir, templates_dir
 
 
 def _listing(directory) -> list[str]:

@@ -43,11 +43,11 @@ def _human(seconds: int | None) -> str:
 def _gpu_memory_by_container() -> dict[str, dict[int, int]] | None:
     """12-digit container ID -> {GPU index: MiB} from NVML; None where NVML is not there (checked
     cheaply first, so hosts without an NVIDIA driver never import it)."""
-    from cudaenv.monitor.probe import probably_available
+    from cudaenv.hosts.nvml_probe import probably_available
 
     if not probably_available():
         return None
-    from cudaenv.monitor.nvml import NvmlUnavailable, session
+    from cudaenv.hosts.nvml import NvmlUnavailable, session
 
     from cudaenv.monitor.sample import memory_by_container, take_sample
 
@@ -64,7 +64,7 @@ def _gpu_memory_cell(usage: dict[str, int]) -> str:
 
 def run_ps(show_all: bool, as_json: bool) -> int:
     """Every cudaenv container on this host: project, stack, GPUs held, status, uptime."""
-    from cudaenv.containers import LABEL_DIR, LABEL_GPUS, LABEL_PROJECT, LABEL_STACK, project_containers
+    from cudaenv.run.containers import LABEL_DIR, LABEL_GPUS, LABEL_PROJECT, LABEL_STACK, project_containers
     from cudaenv.engine import get_engine
 
     rows = []

@@ -247,7 +247,7 @@ def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | 
     from cudaenv.matrix.pypi import FetchError
     from cudaenv.matrix.update import KIND_FILES, update_kind
     from cudaenv.project.config import INDEX_URL
-    from cudaenv.resources import matrix_dir as shipped_dir
+    from cudaenv.core.resources import matrix_dir as shipped_dir
 
     if not INDEX_URL.fullmatch(index):
         raise UserError(f"--index {index!r}: expected an http(s):// URL of a PyPI-compatible index")

@@ -9,7 +9,7 @@ import click
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.resolve_cmd import render_resolution
 from cudaenv.cli.target import resolve_target, target_options
-from cudaenv.target import project_target
+from cudaenv.hosts.target import project_target
 from cudaenv.errors import UserError
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project

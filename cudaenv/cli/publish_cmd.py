@@ -42,10 +42,10 @@ def publish(registry, cuda, python, os_name, flavor, cudnn, frameworks, projects
     skipped / failed, and exit 1 when anything failed. Credentials come from `docker login` or
     CUDAENV_REGISTRY_USER / CUDAENV_REGISTRY_PASSWORD and are never printed.
     """
-    from cudaenv.publish import plan_items, publish_items, select_stacks, stacks_from_projects
+    from cudaenv.images.publish import plan_items, publish_items, select_stacks, stacks_from_projects
 
     from cudaenv.project.config import REGISTRY
-    from cudaenv.references import is_registry_prefix, names_registry
+    from cudaenv.core.references import is_registry_prefix, names_registry
 
     for option, value in (("--registry", registry), ("--base-registry", base_registry)):
         if not value:

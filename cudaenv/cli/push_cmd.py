@@ -28,8 +28,8 @@ def push(directory: Path, registry: str, retries: int, network: str | None, as_j
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
     from cudaenv.project.config import REGISTRY
-    from cudaenv.push import push_image, record
-    from cudaenv.references import names_registry
+    from cudaenv.images.push import push_image, record
+    from cudaenv.core.references import names_registry
 
     if not REGISTRY.fullmatch(registry) or not names_registry(registry.split("/", 1)[0]):
         raise UserError(f"--registry {registry!r}: expected HOST[:PORT]/NAMESPACE without a scheme, "

@@ -26,14 +26,14 @@ def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, .
     ``remember_as``: the command's words, given when this is a process of its own (the entry point
     read sys.argv, so nothing can have been patched). An answer that depended only on them and the
     files behind them is then remembered under them, and the same words asked again are answered
-    from it (``cudaenv.caching.answers``). A project here or in DIRECTORY is read every time."""
+    from it (``cudaenv.core.answers``). A project here or in DIRECTORY is read every time."""
     from cudaenv.project.locate import find_config
 
     here = find_config(".") if directory is None else None
     note = unread_dependencies_note(options) if directory is None and here is None else None
     key = data_files = None
     if remember_as is not None and directory is None and here is None:
-        from cudaenv.caching import answers
+        from cudaenv.core import answers
 
         key = answers.key_text("resolve", remember_as)
         found = answers.recall(key)
@@ -48,7 +48,7 @@ def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, .
     print_answer(answer.text, as_json)
     print_note(note)
     if data_files is not None and answer.pure:
-        from cudaenv.caching import answers
+        from cudaenv.core import answers
 
         code_files = answers.code_states()
         if code_files is not None:
@@ -81,7 +81,7 @@ def print_note(note: str | None) -> None:
 def _matrix_inputs() -> list | None:
     """The matrix's files and directories with their current state; None when they cannot be
     listed (the resolution then reports what is wrong, and nothing is remembered)."""
-    from cudaenv.caching import answers
+    from cudaenv.core import answers
     from cudaenv.matrix import input_paths
 
     try:
@@ -93,7 +93,7 @@ def _matrix_inputs() -> list | None:
 class Answer:
     """What ``resolve`` prints on stdout and exits with, and whether it depended only on the words
     and the files behind them (no project read, this machine not asked): only then may it be
-    remembered (``cudaenv.caching.answers``)."""
+    remembered (``cudaenv.core.answers``)."""
 
     __slots__ = ("text", "code", "pure")
 
@@ -108,7 +108,7 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
     from cudaenv.matrix import load_matrix
     from cudaenv.resolver.model import Constraints
     from cudaenv.resolver.resolve import resolve
-    from cudaenv.target import resolve_target
+    from cudaenv.hosts.target import resolve_target
 
     project = None
     if directory is not None:
@@ -127,7 +127,7 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
     matrix = load_matrix()
     declared = project.target if project is not None else None
     if project is not None:
-        from cudaenv.target import project_target
+        from cudaenv.hosts.target import project_target
 
         project_target(matrix, project)  # the project's own [target] errors name its file and key
     target = resolve_target(
@@ -170,7 +170,7 @@ def render_resolution(result: Resolution, host_line: str) -> str:
         cudnn = f", cuDNN {s.cudnn_version}" if s.cudnn_version else ""
         lines.append(f"✓ {_framework_line(s)}")
         lines.append(f"  CUDA {s.cuda}{cudnn}, Python {s.python}")
-        from cudaenv.render import flavor_reason
+        from cudaenv.images.render import flavor_reason
 
         why = flavor_reason(s)
         lines.append(f"  image:  {s.base_image} ({s.flavor} flavor: {why})")

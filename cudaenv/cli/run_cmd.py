@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from cudaenv.cli import running
+from cudaenv.run import session as running
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.params import CommandAfterDashes, ProjectDirectory
-from cudaenv.cli.running import check_run_options, within_daemon_limits  # noqa: F401 (their old home)
+from cudaenv.run.session import check_run_options, within_daemon_limits  # noqa: F401 (their old home)
 
 DIRECTORY = click.argument("directory", required=False, default=".", type=ProjectDirectory())
 
@@ -30,7 +30,7 @@ def run_options(func):
     return func
 
 
-# The work itself is click-free (``cudaenv.cli.running``, shared with the fast path of `cudaenv run`).
+# The work itself is click-free (``cudaenv.run.session``, shared with the fast path of `cudaenv run`).
 _start = running.start
 _current_image = running.current_image
 _foreground = running.foreground
@@ -94,7 +94,7 @@ def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits) ->
 
 
 def _find_container(engine, name: str):
-    from cudaenv.containers import find_container, project_containers
+    from cudaenv.run.containers import find_container, project_containers
 
     return find_container(project_containers(engine), name)
 
@@ -140,7 +140,7 @@ def stop(target, stop_all, timeout, as_json) -> None:
     Exited containers of the project are removed too. With no TARGET, the project in the current
     directory.
     """
-    from cudaenv.containers import project_containers
+    from cudaenv.run.containers import project_containers
     from cudaenv.engine import get_engine
     from cudaenv.project import load_project
 

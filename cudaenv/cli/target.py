@@ -1,8 +1,8 @@
-"""The target-host options of the command line; the logic lives in ``cudaenv.target``."""
+"""The target-host options of the command line; the logic lives in ``cudaenv.hosts.target``."""
 
 from __future__ import annotations
 
-from cudaenv.target import Target, resolve_target  # noqa: F401 - re-exported for commands
+from cudaenv.hosts.target import Target, resolve_target  # noqa: F401 - re-exported for commands
 
 
 def _not_blank(ctx, param, value):

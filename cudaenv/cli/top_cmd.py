@@ -20,7 +20,7 @@ def _json_line(payload: dict) -> None:
 
 def _container_lookup():
     """Full container ID -> ContainerInfo for cudaenv's running containers; one engine, reused."""
-    from cudaenv.containers import LABEL_MANAGED
+    from cudaenv.run.containers import LABEL_MANAGED
     from cudaenv.engine import get_engine
 
     engine = get_engine()
@@ -71,7 +71,7 @@ def top(once: bool, as_json: bool, interval: float) -> None:
 
     Needs NVML (an NVIDIA driver and nvidia-ml-py); without it, one line says so and the exit code is 1.
     """
-    from cudaenv.monitor.nvml import session
+    from cudaenv.hosts.nvml import session
     from cudaenv.monitor.render import render
     from cudaenv.monitor.sample import take_sample, to_json
 

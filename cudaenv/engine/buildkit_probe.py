@@ -6,7 +6,7 @@ The answer depends only on which CLIs are found (``CUDAENV_DOCKER_CLI``, else ``
 PATH), on those files themselves, on the buildx plugin directories and on the ``DOCKER_*``
 environment; a digest of exactly that keys the remembered answer, so installing buildx, a new
 docker or another PATH gives a fresh probe. Stored in the user's cache directory under the
-cache directory's rules (``cudaenv.caching``: a file anyone else could have written is ignored).
+cache directory's rules (``cudaenv.core.cache``: a file anyone else could have written is ignored).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ MISS = object()  # recall() found nothing usable
 
 def recall(key: str):
     """(cli, mode) or None as remembered for ``key``; ``MISS`` when nothing usable is remembered."""
-    from cudaenv.caching import read_private, root
+    from cudaenv.core.cache import read_private, root
 
     data = read_private(os.path.join(root(), _FILE))
     try:
@@ -78,6 +78,6 @@ def recall(key: str):
 
 
 def remember(key: str, builder: tuple[str, str] | None) -> None:
-    from cudaenv.caching import root, write_private
+    from cudaenv.core.cache import root, write_private
 
     write_private(os.path.join(root(), _FILE), json.dumps({"key": key, "builder": list(builder) if builder else None}).encode())

@@ -302,7 +302,7 @@ class DockerEngine(Engine):
 
     def pull(self, reference: str, on_output: OutputCallback | None = None) -> str:
         from cudaenv.engine.builders import split_reference
-        from cudaenv.registry import Reference, push_auth_config
+        from cudaenv.engine.registry import Reference, push_auth_config
 
         repository, tag = split_reference(reference)
         registry = Reference.parse(reference).registry

@@ -1,7 +1,7 @@
 """What a daemon could not grant, remembered per daemon, so only the first `cudaenv run` against a
 low-limit daemon (rootless Docker, a sandboxed dockerd) pays for finding out.
 
-A small JSON file in the user's cache directory, under its rules (``cudaenv.caching``): plain
+A small JSON file in the user's cache directory, under its rules (``cudaenv.core.cache``): plain
 data, never code; a damaged one, or one someone else could have written, is ignored (the probe
 simply runs again).
 """
@@ -14,7 +14,7 @@ import os
 
 
 def _path() -> str:
-    from cudaenv.caching import root
+    from cudaenv.core.cache import root
 
     return os.path.join(root(), "engine-limits.json")
 
@@ -25,7 +25,7 @@ def _entry(key: str, wanted: dict) -> str:
 
 def _load() -> dict:
     """The remembered refusals; empty when missing, damaged, or not this user's alone."""
-    from cudaenv.caching import read_private
+    from cudaenv.core.cache import read_private
 
     data = read_private(_path())
     try:
@@ -44,7 +44,7 @@ def recall(key: str, wanted: dict) -> tuple[str, ...] | None:
 
 def remember(key: str, wanted: dict, refused: tuple[str, ...]) -> None:
     """Best effort: a file that cannot be written means the next run probes again."""
-    from cudaenv.caching import write_private
+    from cudaenv.core.cache import write_private
 
     data = _load()
     data[_entry(key, wanted)] = list(refused)

@@ -108,7 +108,7 @@ def _ulimits(limits) -> dict:
 
 
 def _ports(ports: tuple[str, ...]) -> list[str]:
-    from cudaenv.runopts import parse_ports
+    from cudaenv.project.runopts import parse_ports
 
     parse_ports(tuple(ports))  # the rules `cudaenv run` applies, so the file cannot say what run refuses
     return [str(p) if ":" in str(p) else f"{p}:{p}" for p in ports]

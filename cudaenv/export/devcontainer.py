@@ -84,7 +84,7 @@ def devcontainer_document(project, image: str, gpus: tuple, user: str) -> dict:
     if kind != "none":
         document["hostRequirements"] = {"gpu": True}
     if run.ports:
-        from cudaenv.runopts import parse_ports
+        from cudaenv.project.runopts import parse_ports
 
         document["forwardPorts"] = sorted({int(key.split("/")[0]) for key in parse_ports(tuple(run.ports))})
     return document

@@ -5,7 +5,7 @@ that go into the file and names whose value is read where the job starts.
 people commit and share, so the same flag must never copy that value into it: ``-e NAME`` without
 a value becomes a *pass-through* name, and each export says in its own terms where the value comes
 from when the job starts (a Kubernetes Secret, the environment ``sbatch`` was submitted from, the
-shell that runs ``docker compose up``). ``cudaenv.runopts.parse_env`` stays what ``cudaenv run``
+shell that runs ``docker compose up``). ``cudaenv.project.runopts.parse_env`` stays what ``cudaenv run``
 uses; this module is the exports' reading of the same flags.
 """
 

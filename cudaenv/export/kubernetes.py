@@ -324,7 +324,7 @@ def run_as(text: str | None) -> tuple[int, int]:
     """``--user UID[:GID]``, else the UID:GID ``cudaenv build`` gives the image's user (its
     numeric ``USER``: CUDAENV_UID/CUDAENV_GID, else yours, never root)."""
     if text is None:
-        from cudaenv.image import build_user_ids
+        from cudaenv.images.plan import build_user_ids
 
         return build_user_ids()
     match = USER.fullmatch(text)
@@ -384,7 +384,7 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
                    secret: str | None = None) -> Workload:
     """A validated ``Workload`` for ``project``'s locked ``stack``; the flags override [run]."""
     from cudaenv.export.slurm import gres_count
-    from cudaenv.references import check_reference
+    from cudaenv.core.references import check_reference
     from cudaenv.resolver import driver as drv
 
     where = str(project.config_path or project.root)

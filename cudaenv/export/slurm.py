@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.references import check_reference, names_registry
+from cudaenv.core.references import check_reference, names_registry
 
 RUNTIMES = ("pyxis", "apptainer", "docker")
 DOCKER_GPUS = ("allocated", "none")
@@ -98,7 +98,7 @@ def gres_count(cli_gpus: int | None, run_gpus: str, where: str) -> tuple[int, st
         if cli_gpus < 0:
             raise UserError(f"--gpus: expected a GPU count (0 for none), got {cli_gpus}")
         return cli_gpus, "from --gpus"
-    from cudaenv.runopts import parse_gpus
+    from cudaenv.project.runopts import parse_gpus
 
     try:
         kind, value = parse_gpus(run_gpus)
@@ -116,7 +116,7 @@ def gres_count(cli_gpus: int | None, run_gpus: str, where: str) -> tuple[int, st
 def site_features(matrix, table, where: str) -> tuple[NodeFeature, ...]:
     """``[cluster.slurm.features]``: ``NAME = { gpu = "A100", driver = "550.54.15" }`` (or
     ``compute_capability = "8.0"`` instead of ``gpu``) -> the features, each checked."""
-    from cudaenv.target import check_driver_text, gpu_by_cc, gpu_by_name
+    from cudaenv.hosts.target import check_driver_text, gpu_by_cc, gpu_by_name
 
     if table is None:
         return ()
@@ -289,7 +289,7 @@ def script_context(job: SlurmJob) -> dict:
 def _environment():
     import jinja2
 
-    from cudaenv.resources import templates_dir
+    from cudaenv.core.resources import templates_dir
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir() / "export" / "slurm")),

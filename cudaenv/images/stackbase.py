@@ -21,8 +21,8 @@ from pathlib import Path
 
 from cudaenv.engine import BuildRequest, Engine, OutputCallback
 from cudaenv.matrix import Matrix
-from cudaenv.publish import BASE_REPOSITORY, content_hash, hash_tag, host_independent, readable_tags
-from cudaenv.render import BuildSettings
+from cudaenv.images.publish import BASE_REPOSITORY, content_hash, hash_tag, host_independent, readable_tags
+from cudaenv.images.render import BuildSettings
 from cudaenv.resolver.model import Stack
 
 LABEL_CONTENT_HASH = "io.cudaenv.content-hash"  # on a base, and inherited by every project image on it
@@ -69,7 +69,7 @@ class BasePlan:
         return self.tags[0]
 
     def dockerfile(self) -> str:
-        from cudaenv.render import build_context, render_dockerfile
+        from cudaenv.images.render import build_context, render_dockerfile
 
         return render_dockerfile(build_context(self.stack, self.settings, forward_branches=self.forward_branches),
                                  template="base.Dockerfile.j2")
@@ -138,7 +138,7 @@ def ensure_base(engine: Engine, matrix: Matrix, plan: BasePlan, *, rebuild: bool
             return BaseOutcome(info.id, "present", plan.reference)
     published = None
     if plan.settings.base_registry:
-        from cudaenv.publish import find_published_base
+        from cudaenv.images.publish import find_published_base
 
         published = find_published_base(matrix, plan.stack, plan.settings.base_registry, digest=plan.content_hash)
     if published:

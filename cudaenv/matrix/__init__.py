@@ -47,8 +47,8 @@ def _default_overlay() -> str:
 def input_paths() -> list[str]:
     """Every path ``load_matrix()`` reads or looks at: the shipped and overlay directories, their
     ``*.toml`` files, and the default overlay directory whether or not it exists (creating it
-    changes the matrix). What a remembered answer (``cudaenv.caching.answers``) is checked against."""
-    from cudaenv.resources import data_path
+    changes the matrix). What a remembered answer (``cudaenv.core.answers``) is checked against."""
+    from cudaenv.core.resources import data_path
 
     directories = [data_path("matrix"), *_overlay_paths(), _default_overlay()]
     found = list(directories)
@@ -207,7 +207,7 @@ def load_matrix(shipped: Path | None = None, overlays: list[Path] | None = None,
     from cudaenv.matrix import cache
 
     if shipped is None:
-        from cudaenv.resources import data_path
+        from cudaenv.core.resources import data_path
 
         shipped = data_path("matrix")
     overlays = _overlay_paths() if overlays is None else overlays

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cudaenv import __version__
-from cudaenv.caching import enabled, read_private, root, write_private  # the cache directory and its rules
+from cudaenv.core.cache import enabled, read_private, root, write_private  # the cache directory and its rules
 
 __all__ = ["enabled", "key_text", "cache_key", "read", "write"]
 
@@ -39,7 +39,7 @@ _SUFFIX = ".marshal"
 
 # what shapes the cached data: this package's code and the modules its loader and checks use
 CODE = ("model.py", "builds.py", "load.py", "validate.py", "gpus.py", "__init__.py", "cache.py",
-        "../versions.py", "../references.py", "../errors.py")
+        "../versions.py", "../core/references.py", "../errors.py")
 
 
 _KEYS: dict[str, str] = {}  # short key -> the full text it stands for (this process's keys)

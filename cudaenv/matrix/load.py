@@ -305,7 +305,7 @@ def mxnet_release(r: RowReader) -> model.MxnetRelease:
 def _tag_part(r: RowReader, key: str) -> str:
     """A piece of an image tag (``12.4.1``, ``cudnn9``, ``ubuntu22.04``): these rows are joined into
     a FROM line, so an overlay must not smuggle a space, a newline or another instruction in."""
-    from cudaenv.references import is_tag
+    from cudaenv.core.references import is_tag
 
     value = r.str(key)
     if not is_tag(value) or len(value) > 64:
@@ -314,7 +314,7 @@ def _tag_part(r: RowReader, key: str) -> str:
 
 
 def _tag_parts(r: RowReader, key: str) -> tuple:
-    from cudaenv.references import is_tag
+    from cudaenv.core.references import is_tag
 
     values = r.str_list(key)
     for value in values:
@@ -331,7 +331,7 @@ def image_cudnn(r: RowReader) -> model.ImageCudnn:
 
 
 def _repository(r: RowReader, key: str) -> str:
-    from cudaenv.references import is_repository
+    from cudaenv.core.references import is_repository
 
     value = r.str(key)
     if not is_repository(value):

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
 
-from cudaenv.containers import LABEL_MANAGED, LABEL_PROJECT, LABEL_STACK
+from cudaenv.run.containers import LABEL_MANAGED, LABEL_PROJECT, LABEL_STACK
 from cudaenv.engine import ContainerInfo
 from cudaenv.monitor import cgroups
-from cudaenv.monitor.nvml import GpuReading, read_all
+from cudaenv.hosts.nvml import GpuReading, read_all
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from cudaenv.errors import UserError, shown
-from cudaenv.runopts import parse_gpus, parse_ports
+from cudaenv.project.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
 from cudaenv.versions import is_driver_version, is_numeric, parse_specifier, specifier_example
 
@@ -210,7 +210,7 @@ def read_config_file(path: Path) -> tuple[dict, str]:
 
 
 def _registry_prefix(text: str) -> bool:
-    from cudaenv.references import is_registry_prefix
+    from cudaenv.core.references import is_registry_prefix
 
     return is_registry_prefix(text)
 

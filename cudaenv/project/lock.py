@@ -458,7 +458,7 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
 def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
     """The project's lock and why it is stale (empty list: current)."""
     from cudaenv.resolver.resolve import resolve
-    from cudaenv.target import project_target
+    from cudaenv.hosts.target import project_target
 
     from cudaenv.project.config import resolve_project
 
@@ -512,7 +512,7 @@ def lock_project(project: Project, matrix) -> tuple:
     Nothing is written; callers write with ``write_atomically``.
     """
     from cudaenv.resolver.resolve import resolve
-    from cudaenv.target import project_target
+    from cudaenv.hosts.target import project_target
 
     from cudaenv.project.config import resolve_project
 

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from cudaenv.engine import ContainerSpec
-from cudaenv.image import LABEL_INPUTS, build_user_ids
-from cudaenv.references import with_registry
-from cudaenv.render import render_dockerignore
+from cudaenv.images.plan import LABEL_INPUTS, build_user_ids
+from cudaenv.core.references import with_registry
+from cudaenv.images.render import render_dockerignore
 from cudaenv.resolver.model import Stack
 from tests.support.package_index import serve_index
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.doctor import CDI_DIRS, TOOLKIT_BINARIES
+from cudaenv.run.doctor import CDI_DIRS, TOOLKIT_BINARIES
 from cudaenv.engine import BuildRequest
 from tests.unit.host import RECORDED_HOSTS, cli_env, hide_nvml, install_fake_nvidia_smi
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from cudaenv.push import PUSHED_FILE, push_image, record, recorded
+from cudaenv.images.push import PUSHED_FILE, push_image, record, recorded
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 

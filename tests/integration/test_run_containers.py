@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.containers import (LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_PROJECT, GpuChoice, build_spec,
+from cudaenv.run.containers import (LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_PROJECT, GpuChoice, build_spec,
                                 choose_gpus)
 from cudaenv.project import load_project
-from cudaenv.runopts import parse_ports
+from cudaenv.project.runopts import parse_ports
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 
@@ -76,7 +76,7 @@ class ProjectDir:
     def tag(self) -> str:
         """The image tag `cudaenv run` would use now (a current lock and its image)."""
         from cudaenv.engine.builders import find_cli_builder
-        from cudaenv.image import plan_image
+        from cudaenv.images.plan import plan_image
         from cudaenv.matrix import load_matrix
         from cudaenv.project.lock import read_lock
 
@@ -534,7 +534,7 @@ def test_a_current_image_is_found_from_its_recorded_inputs_without_rendering(unb
             "from cudaenv.project import load_project\n"
             "tag, labels = _current_image(load_project(sys.argv[1]), get_engine(), rebuild=False)\n"
             "print(tag)\n"
-            "for heavy in ('cudaenv.cli.build_cmd', 'cudaenv.render', 'jinja2', 'docker', 'cudaenv.matrix.model'):\n"
+            "for heavy in ('cudaenv.cli.build_cmd', 'cudaenv.images.render', 'jinja2', 'docker', 'cudaenv.matrix.model'):\n"
             "    assert heavy not in sys.modules, heavy + ' imported'\n")
     proc = subprocess.run([sys.executable, "-c", code, str(unbuilt.root)], capture_output=True, text=True, env=cli_env())
     assert proc.returncode == 0, proc.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.containers import LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_PROJECT, LABEL_STACK
+from cudaenv.run.containers import LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_PROJECT, LABEL_STACK
 from cudaenv.engine import ContainerSpec
 from tests.support.nvml_recordings import fake_nvml_env, write_recording
 from tests.support.terminal import Tmux

@@ -1,6 +1,6 @@
 """A stand-in for ``pynvml`` (nvidia-ml-py) that answers from a recorded NVML reading.
 
-No NVIDIA driver exists on CI machines, so the NVML calls ``cudaenv.monitor.nvml`` makes are
+No NVIDIA driver exists on CI machines, so the NVML calls ``cudaenv.hosts.nvml`` makes are
 answered here from a JSON recording (``tests/fixtures/nvml/*.json``; the file named by
 ``CUDAENV_FAKE_NVML_RECORDING``). Point ``CUDAENV_NVML_MODULE`` at this file to use it, in a test or
 in a terminal: ``cudaenv top`` then runs its real code on these answers.
@@ -15,7 +15,7 @@ driver), following its API (``pynvml.py`` in nvidia-ml-py 13.x):
 - ``nvmlDeviceGetTemperature(h, NVML_TEMPERATURE_GPU)`` -> int degrees C
 - ``nvmlDeviceGetName`` / ``nvmlDeviceGetUUID`` / ``nvmlSystemGetDriverVersion`` -> str
 - ``nvmlSystemGetCudaDriverVersion`` -> int (12020 for 12.2); ``nvmlDeviceGetCudaComputeCapability``
-  -> (major, minor): the calls ``cudaenv.host.from_nvml`` makes
+  -> (major, minor): the calls ``cudaenv.hosts.detect.from_nvml`` makes
 - ``nvmlDeviceGetComputeRunningProcesses`` / ``...GraphicsRunningProcesses`` -> list of
   ``nvmlFriendlyObject`` made from ``c_nvmlProcessInfo_t`` (``pid``, ``usedGpuMemory`` bytes or
   None, ``gpuInstanceId``, ``computeInstanceId``), as ``nvmlStructToFriendlyObject`` makes them

@@ -13,8 +13,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from cudaenv.references import with_registry
-from cudaenv.render import UV_IMAGE, uv_version
+from cudaenv.core.references import with_registry
+from cudaenv.images.render import UV_IMAGE, uv_version
 
 
 class StandinRegistry:

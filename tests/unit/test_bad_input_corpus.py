@@ -174,7 +174,7 @@ def test_a_matrix_overlay_that_cannot_be_read_is_a_one_line_error(tmp_path):
 
 def test_non_utf8_nvidia_smi_output_is_a_clean_detection_error(tmp_path):
     """A driver tool printing bytes that are not UTF-8 (a broken locale, a corrupted install)."""
-    from cudaenv.host import HostDetectionError, from_nvidia_smi
+    from cudaenv.hosts.detect import HostDetectionError, from_nvidia_smi
 
     fake = tmp_path / "nvidia-smi"
     fake.write_bytes(b"#!/bin/sh\nprintf '0, NVIDIA \\377\\376 A100, 8.0, 81920, GPU-1, 550.54.15\\n'\n")

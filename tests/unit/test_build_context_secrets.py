@@ -6,7 +6,7 @@ import fnmatch
 
 import pytest
 
-from cudaenv.render import render_dockerignore
+from cudaenv.images.render import render_dockerignore
 from cudaenv.secrets.context import SECRET_IGNORES, secret_looking_files
 
 COMMON_SECRETS = [".env", "config/.env.production", ".netrc", "certs/server.pem", "tls/server.key",

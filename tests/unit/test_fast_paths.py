@@ -234,7 +234,7 @@ def test_the_fast_run_parses_only_what_the_click_command_parses_the_same_way():
 @pytest.mark.parametrize("interrupt", [KeyboardInterrupt, EOFError])
 def test_an_interrupted_run_ends_as_clicks_does(tmp_path, monkeypatch, capsys, interrupt):
     """Ctrl-C before the container's signal handlers are in place: "Aborted.", exit 130, on both paths."""
-    from cudaenv.cli import running
+    from cudaenv.run import session as running
     from cudaenv.cli.group import main as click_main
     from cudaenv.entry import main as entry_main
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from cudaenv.cli import running
+from cudaenv.run import session as running
 
 
 class SlowLogsEngine:

@@ -13,11 +13,11 @@ import stat
 
 import pytest
 
-from cudaenv.containers import (LABEL_GPUS, LABEL_MANAGED, allocation_lock, check_host_driver, choose_gpus, held_gpus,
+from cudaenv.run.containers import (LABEL_GPUS, LABEL_MANAGED, allocation_lock, check_host_driver, choose_gpus, held_gpus,
                                 inventory, parse_gpus)
 from cudaenv.engine import ContainerInfo, GpuRequest
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.host import HostInfo
+from cudaenv.hosts.detect import HostInfo
 from cudaenv.matrix import load_matrix
 
 
@@ -194,7 +194,7 @@ def test_auto_refuses_while_a_container_holds_all_gpus(two_gpus):
 
 def test_auto_without_any_gpu_says_how_to_declare_them(monkeypatch):
     monkeypatch.delenv("CUDAENV_GPUS", raising=False)
-    monkeypatch.setattr("cudaenv.host.detect", lambda *a, **k: HostInfo(driver=None, source=None))
+    monkeypatch.setattr("cudaenv.hosts.detect.detect", lambda *a, **k: HostInfo(driver=None, source=None))
     with pytest.raises(CudaenvError) as info:
         choose_gpus("auto", ContainersSeenByTheEngine())
     assert "no GPU detected" in str(info.value)
@@ -252,7 +252,7 @@ def fake_nvidia_smi(tmp_path, monkeypatch):
     smi.chmod(smi.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.delenv("CUDAENV_GPUS", raising=False)
-    monkeypatch.setattr("cudaenv.host.from_nvml", lambda: None)
+    monkeypatch.setattr("cudaenv.hosts.detect.from_nvml", lambda: None)
     return smi
 
 

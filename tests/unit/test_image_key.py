@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv import image_key
+from cudaenv.images import key as image_key
 from cudaenv.project import load_project
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torch-classifier"
@@ -92,17 +92,17 @@ def test_a_matrix_overlay_changes_the_key(project_dir, monkeypatch, tmp_path):
 
 def test_templates_code_and_version_change_the_key(project_dir, monkeypatch, tmp_path):
     templates, package = tmp_path / "templates", tmp_path / "package"
-    shutil.copytree(Path(image_key.__file__).parents[1] / "templates", templates)
-    shutil.copytree(Path(image_key.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
-    shipped = Path(image_key.__file__).parents[1]
-    monkeypatch.setattr("cudaenv.resources.data_path",
+    shutil.copytree(Path(image_key.__file__).parents[2] / "templates", templates)
+    shutil.copytree(Path(image_key.__file__).parents[1], package, ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = Path(image_key.__file__).parents[2]
+    monkeypatch.setattr("cudaenv.core.resources.data_path",
                         lambda name: str(templates) if name == "templates" else str(shipped / name))
     monkeypatch.setattr(image_key, "_PACKAGE", str(package))
     before = key(project_dir)
     append(templates / "Dockerfile.j2", "\n")
     after_template = key(project_dir)
     assert after_template != before
-    render = package / "render.py"
+    render = package / "images" / "render.py"
     append(render, "\n")
     os.utime(render, ns=(1, 1))
     after_code = key(project_dir)

@@ -9,13 +9,13 @@ import stat
 import pytest
 
 from cudaenv.errors import UserError
-from cudaenv.image import plan_image
+from cudaenv.images.plan import plan_image
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
 from cudaenv.project.lock import index_netrc, make_lock, read_lock, strip_credentials
 from cudaenv.resolver.resolve import resolve
 from cudaenv.secrets.credentials import Credential, credential_for, netrc_text
-from cudaenv.target import project_target
+from cudaenv.hosts.target import project_target
 
 SECRET = "s3cr3t-t0ken"
 HOST = "pypi.corp.example"

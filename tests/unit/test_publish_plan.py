@@ -1,6 +1,6 @@
 """`cudaenv publish` planning: the tag scheme, the content hash, retries, and the registry check.
 
-The tag scheme is the one cudaenv/publish.py's docstring documents (readable tags, then
+The tag scheme is the one cudaenv/images/publish.py's docstring documents (readable tags, then
 ``hash-<content hash>``). Stacks come from ``select_stacks`` (what the CLI's flags select) or
 from the resolver for a declared host (what a project's lock holds). The registry-check tests
 talk HTTP to a small server on loopback that plays a registry answering 503 / 401 / 500: a
@@ -19,7 +19,7 @@ from packaging.specifiers import SpecifierSet
 
 from cudaenv.errors import BuildError
 from cudaenv.matrix import load_matrix
-from cudaenv.publish import (
+from cudaenv.images.publish import (
     BASE_REPOSITORY,
     PublishItem,
     content_hash,
@@ -30,10 +30,10 @@ from cudaenv.publish import (
     select_stacks,
     with_retries,
 )
-from cudaenv.registry import RegistryAuthError, RegistryClient, RegistryError
+from cudaenv.engine.registry import RegistryAuthError, RegistryClient, RegistryError
 from cudaenv.resolver.model import Constraints, Host
 from cudaenv.resolver.resolve import resolve
-from cudaenv.target import gpu_by_name
+from cudaenv.hosts.target import gpu_by_name
 
 REGISTRY = "registry.example.com/ml"
 
@@ -367,7 +367,7 @@ def test_one_failed_check_does_not_stop_the_next_image(matrix, fake_registry):
 
 
 def test_engine_push_errors_are_judged_by_the_engines_own_words():
-    from cudaenv.publish import engine_error_is_transient
+    from cudaenv.images.publish import engine_error_is_transient
 
     assert engine_error_is_transient("received unexpected HTTP status: 503 Service Unavailable")
     assert engine_error_is_transient("net/http: TLS handshake timeout")

@@ -2,7 +2,7 @@
 import pytest
 
 from cudaenv.errors import UserError
-from cudaenv.push import PUSHED_FILE, PushedImage, record, recorded
+from cudaenv.images.push import PUSHED_FILE, PushedImage, record, recorded
 
 DIGEST = "sha256:" + "ab" * 32
 

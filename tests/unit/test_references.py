@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cudaenv.engine.builders import split_reference
-from cudaenv.references import names_registry, with_registry
-from cudaenv.registry import Reference, RegistryError
+from cudaenv.core.references import names_registry, with_registry
+from cudaenv.engine.registry import Reference, RegistryError
 
 
 @pytest.mark.parametrize("component, expected", [

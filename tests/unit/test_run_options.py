@@ -1,14 +1,14 @@
-"""`cudaenv run` options and the [run] table share one parser (cudaenv.runopts); container names
+"""`cudaenv run` options and the [run] table share one parser (cudaenv.project.runopts); container names
 given to exec/stop resolve exactly or by an unambiguous id prefix, never by a guess."""
 
 from __future__ import annotations
 
 import pytest
 
-from cudaenv.containers import find_container
+from cudaenv.run.containers import find_container
 from cudaenv.engine import ContainerInfo
 from cudaenv.errors import UserError
-from cudaenv.runopts import parse_env, parse_gpus, parse_ports
+from cudaenv.project.runopts import parse_env, parse_gpus, parse_ports
 
 
 @pytest.mark.parametrize("values, expected", [

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from cudaenv import publish
-from cudaenv.image import plan_image
+from cudaenv.images import publish
+from cudaenv.images.plan import plan_image
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
 from cudaenv.project.lock import make_lock, read_lock
 from cudaenv.resolver.resolve import resolve
 from cudaenv.images.stackbase import LABEL_BASE_ID, LABEL_CONTENT_HASH, local_reference
-from cudaenv.target import project_target
+from cudaenv.hosts.target import project_target
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The cache directory's one rule (``cudaenv.caching``): read only what this user alone could have
+"""The cache directory's one rule (``cudaenv.core.cache``): read only what this user alone could have
 written, write atomically into a private directory. Every cache (matrix, templates, BuildKit
 probe, image records, engine limits, answers) goes through these two functions."""
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from cudaenv import caching
+from cudaenv.core import cache as caching
 from cudaenv.engine import limits_memory
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.caching import answers
+from cudaenv.core import answers
 from tests.unit.host import hide_nvml, path_without_nvidia_smi
 from tests.unit.matrix.test_overlays import NEW_TORCH  # a torch release the shipped matrix lacks
 
@@ -282,7 +282,7 @@ def test_every_variable_a_resolution_reads_is_keyed_or_known_not_to_matter(sandb
     detected = sandbox.cudaenv("resolve", "--torch", "==2.4.1", imports=True)
     assert proc.returncode in (0, 1) and detected.returncode in (0, 1), proc.stderr[-2000:]
     modules = {name for name in imported(proc) | imported(detected) if name.startswith("cudaenv")}
-    assert "cudaenv.host" in modules and "cudaenv.target" in modules
+    assert "cudaenv.hosts.detect" in modules and "cudaenv.hosts.target" in modules
     names = set()
     for name in modules:
         spec = importlib.util.find_spec(name)

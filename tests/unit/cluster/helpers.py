@@ -29,7 +29,7 @@ def configured_torch_stack(matrix):
     """The stack `cudaenv lock` would pin for configured-torch: resolved for its [target]."""
     from cudaenv.project import load_project
     from cudaenv.project.config import resolve_project
-    from cudaenv.target import project_target
+    from cudaenv.hosts.target import project_target
 
     project = load_project(PROJECT)
     return resolve_project(matrix, project, project_target(matrix, project).host).stack

@@ -1,4 +1,4 @@
-"""Host detection (cudaenv.host) and the target it becomes (cudaenv.target), through the real code
+"""Host detection (cudaenv.hosts.detect) and the target it becomes (cudaenv.hosts.target), through the real code
 paths: a stand-in nvidia-smi first on PATH printing recorded outputs of real drivers (R470 without
 compute_cap, R535, R580), recorded /proc and /sys files under a temporary root, and NVML absent
 (nvidia-ml-py is not installed here; the tests also hide it, so a GPU host with NVML behaves the same).
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.host import DetectedGpu, HostDetectionError, HostInfo, detect, from_kernel, from_nvml, from_nvidia_smi
+from cudaenv.hosts.detect import DetectedGpu, HostDetectionError, HostInfo, detect, from_kernel, from_nvml, from_nvidia_smi
 from cudaenv.matrix import load_matrix
-from cudaenv.target import host_from_detection, resolve_target
+from cudaenv.hosts.target import host_from_detection, resolve_target
 from tests.unit.host import (
     FULL_QUERY,
     R470_QUERY,
@@ -119,7 +119,7 @@ def test_r470_gpus_take_their_compute_capability_from_the_matrix_by_name(smi, em
 
 
 def test_a_board_nobody_can_identify_is_reported_not_silently_dropped(matrix):
-    from cudaenv.host import DetectedGpu, HostInfo
+    from cudaenv.hosts.detect import DetectedGpu, HostInfo
 
     info = HostInfo(driver="470.42.01", source="nvidia-smi",
                     gpus=(DetectedGpu(0, "Tesla K80", None), DetectedGpu(1, "NVIDIA Mystery Board", None)))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from cudaenv.doctor import _driver_checks
-from cudaenv.host import DetectedGpu, HostInfo
+from cudaenv.run.doctor import _driver_checks
+from cudaenv.hosts.detect import DetectedGpu, HostInfo
 from cudaenv.matrix import load_matrix
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from cudaenv.host import QUERY_FIELDS, _CUDA_VERSION, DetectedGpu, from_kernel, from_nvml, parse_proc_version, parse_smi_csv
+from cudaenv.hosts.detect import QUERY_FIELDS, _CUDA_VERSION, DetectedGpu, from_kernel, from_nvml, parse_proc_version, parse_smi_csv
 from cudaenv.matrix import load_matrix
-from cudaenv.monitor import nvml
+from cudaenv.hosts import nvml
 from cudaenv.monitor.sample import take_sample, to_json
 from tests.support.nvml_recordings import fake_nvml_env
 

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from cudaenv.resources import matrix_dir
+from cudaenv.core.resources import matrix_dir
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,8 +9,8 @@ import pytest
 
 from cudaenv.errors import MatrixError, UserError
 from cudaenv.matrix import load_matrix
-from cudaenv.references import is_reference
-from cudaenv.render import BuildSettings, build_context
+from cudaenv.core.references import is_reference
+from cudaenv.images.render import BuildSettings, build_context
 
 ROW = {"cuda": "12.4.1", "repository": "nvidia/cuda", "tag_version": "12.4.1", "os": ["ubuntu22.04"]}
 

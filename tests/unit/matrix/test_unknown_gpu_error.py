@@ -13,7 +13,7 @@ import pytest
 
 from cudaenv.errors import UserError
 from cudaenv.matrix import load_matrix
-from cudaenv.target import gpu_by_name
+from cudaenv.hosts.target import gpu_by_name
 
 
 def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cudaenv.engine import ContainerInfo
-from cudaenv.monitor import nvml
+from cudaenv.hosts import nvml
 from cudaenv.monitor.render import render
 from cudaenv.monitor.sample import memory_by_container, take_sample, to_json
 from tests.support.nvml_recordings import fake_nvml_env, write_recording
@@ -134,7 +134,7 @@ def test_the_screen_shows_gpu_line_owners_and_processes(fake_nvml, tmp_path):
 
 
 def test_host_detection_reads_the_same_nvml_answers(fake_nvml):
-    from cudaenv.host import from_nvml
+    from cudaenv.hosts.detect import from_nvml
 
     fake_nvml("rtx3090-r525.json")
     info = from_nvml()

@@ -13,7 +13,7 @@ from cudaenv.project.config import parse_config, resolve_project
 from cudaenv.project.detect import Detected
 from cudaenv.project.init import constraints_from_detected, render_config
 from cudaenv.resolver.resolve import resolve
-from cudaenv.target import resolve_target
+from cudaenv.hosts.target import resolve_target
 
 
 @pytest.fixture(scope="module")

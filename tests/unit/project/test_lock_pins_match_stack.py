@@ -16,7 +16,7 @@ from cudaenv.project import load_project
 from cudaenv.project.lock import make_lock
 from cudaenv.project.pins import pin_clashes
 from cudaenv.resolver.resolve import resolve
-from cudaenv.target import project_target
+from cudaenv.hosts.target import project_target
 
 PYPI_CUDA13 = ["torch==2.9.1", "cuda-toolkit==13.0.3.0", "nvidia-cuda-runtime==13.0.96",
                "nvidia-cudnn-cu13==9.24.0.43", "torchvision==0.24.1", "torchaudio==2.9.1"]

@@ -80,7 +80,7 @@ def test_the_cli_exits_2_without_a_traceback_on_a_damaged_lock(tmp_path: Path, v
 def _locked_project(directory: Path):
     from cudaenv.project import load_project
     from cudaenv.project.lock import make_lock
-    from cudaenv.target import project_target
+    from cudaenv.hosts.target import project_target
 
     directory.mkdir()
     (directory / "requirements.txt").write_text("six==1.16.0\n")

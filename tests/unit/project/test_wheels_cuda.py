@@ -11,7 +11,7 @@ from cudaenv.project import load_project
 from cudaenv.project.lock import current_lock, make_lock, wheels_stack
 from cudaenv.project.pins import carried_cuda
 from cudaenv.project.config import resolve_project
-from cudaenv.target import project_target
+from cudaenv.hosts.target import project_target
 
 PYPI_2_15_0 = ["torch==2.15.0", "cuda-toolkit==13.2.2", "nvidia-cuda-runtime==13.2.86", "nvidia-cudnn-cu13==9.26.0.51"]
 

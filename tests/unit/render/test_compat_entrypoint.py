@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.resources import templates_dir
+from cudaenv.core.resources import templates_dir
 
 SCRIPT = templates_dir() / "compat-entrypoint.sh"
 R535_PROC = Path(__file__).resolve().parents[2] / "fixtures" / "host" / "proc-version-r535.txt"

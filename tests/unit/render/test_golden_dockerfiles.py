@@ -31,14 +31,15 @@ from pathlib import Path
 import pytest
 
 import cudaenv
-from cudaenv import publish, render
+from cudaenv.images import publish
+from cudaenv.images import render
 from cudaenv.images import stackbase
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.matrix import load_matrix
-from cudaenv.render import BuildSettings, build_context, render_dockerfile
+from cudaenv.images.render import BuildSettings, build_context, render_dockerfile
 from cudaenv.resolver.model import Constraints, Stack
 from cudaenv.resolver.resolve import resolve
-from cudaenv.target import resolve_target
+from cudaenv.hosts.target import resolve_target
 from cudaenv.versions import parse_specifier
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "golden"

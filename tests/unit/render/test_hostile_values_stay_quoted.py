@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cudaenv.errors import UserError
-from cudaenv.image import plan_image
+from cudaenv.images.plan import plan_image
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
 from cudaenv.project.lock import make_lock, read_lock
 from cudaenv.resolver.resolve import resolve
-from cudaenv.target import project_target
+from cudaenv.hosts.target import project_target
 
 HOSTILE = st.one_of(st.text(min_size=1, max_size=30), st.sampled_from([
     "x\nRUN id", "x\r\nUSER root", "$(id)", "`id`", "'; id; '", '"; id; "', "\\", "x \\\nRUN id", "${HOME}",

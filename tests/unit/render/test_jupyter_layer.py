@@ -4,7 +4,7 @@ frameworks: projects with and without it share every stack layer before it."""
 from __future__ import annotations
 
 from cudaenv.matrix import load_matrix
-from cudaenv.render import JUPYTERLAB_VERSION, BuildSettings, build_context, render_dockerfile
+from cudaenv.images.render import JUPYTERLAB_VERSION, BuildSettings, build_context, render_dockerfile
 from cudaenv.resolver.model import Constraints, Host
 from cudaenv.resolver.resolve import resolve
 

@@ -27,15 +27,15 @@ import pytest
 
 from cudaenv.errors import UserError
 
-from cudaenv.image import plan_image
+from cudaenv.images.plan import plan_image
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
 from cudaenv.project.config import ConfigError
 from cudaenv.project.lock import make_lock, read_lock
-from cudaenv.render import BuildSettings, build_context, dockerquote, render_dockerfile
+from cudaenv.images.render import BuildSettings, build_context, dockerquote, render_dockerfile
 from cudaenv.resolver.model import Constraints
 from cudaenv.resolver.resolve import resolve
-from cudaenv.target import resolve_target
+from cudaenv.hosts.target import resolve_target
 from cudaenv.versions import parse_specifier
 
 STUBBED = ("uv", "apt-get", "rm")
@@ -271,7 +271,7 @@ def test_a_pin_that_is_really_an_option_is_refused(tmp_path, matrix):
 
 
 def test_shquote_refuses_control_characters_even_outside_the_lock():
-    from cudaenv.render import UnsafeValue, shquote
+    from cudaenv.images.render import UnsafeValue, shquote
 
     for value in ("a\nb", "a\rb", "a\x00b"):
         with pytest.raises(UnsafeValue):

@@ -12,7 +12,7 @@ import jinja2
 import jinja2.bccache
 import pytest
 
-from cudaenv.resources import templates_dir
+from cudaenv.core.resources import templates_dir
 
 PROJECT = '[project]\nname = "bccache"\npython = "3.11"\n\n[cuda]\nversion = "12.4"\n\n[build]\nflavor = "runtime"\n'
 
@@ -90,7 +90,7 @@ def test_the_forged_file_would_be_loaded_from_a_private_cache(project, tmp_path)
 def test_uv_version_read_from_its_dist_info_matches_importlib_metadata():
     from importlib.metadata import version
 
-    from cudaenv.render import uv_version
+    from cudaenv.images.render import uv_version
 
     assert uv_version() == version("uv")
 
@@ -98,7 +98,7 @@ def test_uv_version_read_from_its_dist_info_matches_importlib_metadata():
 def test_uv_version_asks_importlib_metadata_when_a_uv_directory_has_no_dist_info(tmp_path, monkeypatch):
     from importlib.metadata import version
 
-    from cudaenv.render import uv_version
+    from cudaenv.images.render import uv_version
 
     (tmp_path / "uv").mkdir()  # e.g. a project folder named uv first on the path
     monkeypatch.syspath_prepend(str(tmp_path))

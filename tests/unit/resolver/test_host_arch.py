@@ -97,8 +97,8 @@ def test_an_overlay_can_mark_its_own_gpu_aarch64(tmp_path):
 
 
 def test_a_detected_grace_gpu_carries_its_host_arch():
-    from cudaenv.host import DetectedGpu
-    from cudaenv.target import identify_gpu
+    from cudaenv.hosts.detect import DetectedGpu
+    from cudaenv.hosts.target import identify_gpu
 
     found = identify_gpu(matrix(), DetectedGpu(0, "NVIDIA GH200 480GB", "9.0"))
     assert found.host_arch == "aarch64"

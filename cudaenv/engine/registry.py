@@ -17,7 +17,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from cudaenv.errors import CudaenvError
-from cudaenv.references import names_registry
+from cudaenv.core.references import names_registry
 
 MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.index.v1+json",

@@ -30,8 +30,8 @@ from cudaenv import __version__
 from cudaenv.engine import BuildRequest, Engine
 from cudaenv.errors import BuildError, CudaenvError, UserError
 from cudaenv.matrix import Matrix
-from cudaenv.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
-from cudaenv.render import BuildSettings, build_context, render_dockerfile
+from cudaenv.engine.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
+from cudaenv.images.render import BuildSettings, build_context, render_dockerfile
 from cudaenv.resolver.driver import FORWARD, forward_compat_branches
 from cudaenv.resolver.model import FRAMEWORKS, Constraints, Host, Stack
 from cudaenv.versions import is_numeric, major_minor, numeric_key, parse_specifier, specifier_contains

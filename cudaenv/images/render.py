@@ -20,8 +20,8 @@ import shlex
 from dataclasses import dataclass
 
 from cudaenv import __version__
-from cudaenv.references import with_registry
-from cudaenv.resources import templates_dir
+from cudaenv.core.references import with_registry
+from cudaenv.core.resources import templates_dir
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver.model import Stack
 
@@ -165,7 +165,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "org.opencontainers.image.base.name": with_registry(stack.base_image, settings.base_registry),
         "org.opencontainers.image.vendor": "built with cudaenv",
     }
-    from cudaenv.references import check_reference
+    from cudaenv.core.references import check_reference
 
     base_image = check_reference(with_registry(stack.base_image, settings.base_registry), "the stack's base image")
     uv_image = check_reference(with_registry(f"{UV_IMAGE}:{uv_version()}", settings.base_registry), "the uv image")
@@ -211,7 +211,7 @@ def _bytecode_cache():
 
     import jinja2
 
-    from cudaenv import caching as cache
+    from cudaenv.core import cache
 
     if not cache.enabled():
         return None

@@ -22,7 +22,7 @@ from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
 from cudaenv.project.lock import Lock, framework_index, index_netrc, python_index, strip_credentials
-from cudaenv.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
+from cudaenv.images.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
 from cudaenv.images.stackbase import LABEL_BASE_ID, BasePlan, plan_base, with_stack_base
@@ -35,7 +35,7 @@ def build_user_ids() -> tuple[int, int]:
     """The image user's UID/GID: CUDAENV_UID/CUDAENV_GID (as for `run`), else the invoking
     user's, so files the container writes in the project are theirs. Root gets 1000:1000: the
     image's user is never root."""
-    from cudaenv.containers import run_user
+    from cudaenv.run.containers import run_user
 
     user, _env = run_user()
     uid, gid = (int(part) for part in user.split(":"))

@@ -7,7 +7,7 @@ comes from the matrix by GPU name), then ``/sys/module/nvidia/version`` or
 word that line differently). No driver at all is a normal answer, not an error.
 
 Declared values (``--driver``, ``--gpu``, ``CUDAENV_DRIVER_VERSION``, ``CUDAENV_GPUS``) override
-detection: CI runners describe the fleet they deploy to (see ``cudaenv.target``).
+detection: CI runners describe the fleet they deploy to (see ``cudaenv.hosts.target``).
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def from_nvidia_smi(binary: str | None = None) -> HostInfo | None:
 
 
 def from_nvml() -> HostInfo | None:
-    from cudaenv.monitor.nvml import load_module, text
+    from cudaenv.hosts.nvml import load_module, text
 
     pynvml = load_module()  # nvidia-ml-py, or the test stand-in CUDAENV_NVML_MODULE names
     if pynvml is None:

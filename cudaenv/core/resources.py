@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # cudaenv/, above core/
 
 
 def data_path(name: str) -> str:

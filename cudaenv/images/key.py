@@ -1,6 +1,6 @@
 """Whether a project's image is current, answered without rendering its Dockerfile.
 
-`cudaenv run` must not run a stale image, and finding the image's tag (``cudaenv.image``) means
+`cudaenv run` must not run a stale image, and finding the image's tag (``cudaenv.images.plan``) means
 checking the lock, probing the docker CLI for BuildKit and rendering the whole Dockerfile through
 Jinja — most of a second, on every run, to learn that nothing changed. So every input of that
 work is hashed into a small *inputs key*: cudaenv's version and code, the templates' bytes, the
@@ -12,7 +12,7 @@ available (the docker CLIs on PATH and their plugin directories). After the full
 uses that tag straight away, once the engine confirms the image is still there. Any change to any
 input gives another key, and the full check runs again.
 
-Records live in the user's cache directory under its rules (``cudaenv.caching``): a file or
+Records live in the user's cache directory under its rules (``cudaenv.core.cache``): a file or
 directory someone else could have written is ignored.
 """
 
@@ -29,7 +29,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from cudaenv.project import Project
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cudaenv/, above images/
 ENV_PREFIXES = ("CUDAENV_", "DOCKER_", "BUILDKIT_", "BUILDX_")
 
 
@@ -61,7 +61,7 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
     """The hash of everything the project's image tag depends on (see the module docstring)."""
     from cudaenv.matrix import _overlay_paths
     from cudaenv.matrix.cache import key_text
-    from cudaenv.resources import data_path
+    from cudaenv.core.resources import data_path
 
     env = os.environ if environ is None else environ
     digest = hashlib.sha256(f"cudaenv {__version__}\0python {sys.version_info[:3]}\0jupyter {jupyter}\0".encode())
@@ -93,7 +93,7 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
 
 
 def _record_path(project: Project) -> tuple[str, str]:
-    from cudaenv.caching import root as _cache_path
+    from cudaenv.core.cache import root as _cache_path
 
     directory = os.path.join(_cache_path(), "images")
     name = hashlib.sha256(os.path.abspath(project.root).encode()).hexdigest()[:24]
@@ -103,7 +103,7 @@ def _record_path(project: Project) -> tuple[str, str]:
 def recall(project: Project, key: str) -> str | None:
     """The image tag recorded for this key, or None (no record, another key, or a record that
     someone else could have written)."""
-    from cudaenv.caching import read_private
+    from cudaenv.core.cache import read_private
 
     _, path = _record_path(project)
     data = read_private(path)
@@ -118,7 +118,7 @@ def recall(project: Project, key: str) -> str | None:
 
 def remember(project: Project, key: str, image: str) -> None:
     """Record that ``image`` is the project's current image for ``key`` (best effort)."""
-    from cudaenv.caching import write_private
+    from cudaenv.core.cache import write_private
 
     _, path = _record_path(project)
     write_private(path, json.dumps({"key": key, "image": image, "root": os.path.abspath(project.root)}).encode())

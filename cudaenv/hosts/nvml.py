@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from cudaenv.errors import CudaenvError
-from cudaenv.monitor.probe import MODULE_HOOK, probably_available  # noqa: F401 - re-exported
+from cudaenv.hosts.nvml_probe import MODULE_HOOK, probably_available  # noqa: F401 - re-exported
 
 MIB = 1024 * 1024
 

@@ -19,7 +19,7 @@ this machine for its driver and GPUs. A remembered answer is used only when the 
 text (kept whole in the file, not just its short name) and every recorded file still looks as it
 did (``_state``); otherwise the question is answered afresh and remembered again.
 Answers are plain data (``marshal`` of strings and numbers, checked on read), live under the cache
-directory's rules (``cudaenv.caching``), and are bounded (``LIMIT`` files, the oldest dropped).
+directory's rules (``cudaenv.core.cache``), and are bounded (``LIMIT`` files, the oldest dropped).
 ``CUDAENV_NO_CACHE=1`` turns them off.
 """
 
@@ -30,7 +30,7 @@ import os
 import sys
 
 from cudaenv import __version__
-from cudaenv.caching import enabled, read_private, root, write_private
+from cudaenv.core.cache import enabled, read_private, root, write_private
 
 FORMAT = 2  # bump when the record below changes
 LIMIT = 256  # answers kept; writing one more drops the oldest half
@@ -110,7 +110,7 @@ def code_states() -> list[tuple[str, tuple[int, ...]]] | None:
     cache), with their states; None when one cannot be looked at (a module inside a zip archive,
     say), since a change to it would go unseen."""
     paths = [path for module in list(sys.modules.values()) if isinstance(path := getattr(module, "__file__", None), str)]
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cudaenv/caching/.. = cudaenv
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cudaenv/core/.. = cudaenv
     for folder, folders, files in os.walk(package):
         folders[:] = [name for name in folders if name != "__pycache__"]
         paths += [os.path.join(folder, name) for name in files if name.endswith(".py")]

@@ -2,7 +2,7 @@
 
 The pushed digest is recorded in ``cudaenv.pushed.json`` next to ``cudaenv.lock``: it is a fact
 about the registry, not an input of the stack, so it stays out of the lock (whose hash drives
-rebuilds). Registry auth, retries and progress are publish's (cudaenv/publish.py, registry.py).
+rebuilds). Registry auth, retries and progress are publish's (cudaenv/images/publish.py, registry.py).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Callable
 
 from cudaenv.errors import UserError
-from cudaenv.publish import _push, with_retries
-from cudaenv.registry import Reference, RegistryClient, RegistryError
+from cudaenv.images.publish import _push, with_retries
+from cudaenv.engine.registry import Reference, RegistryClient, RegistryError
 
 PUSHED_FILE = "cudaenv.pushed.json"
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -8,11 +8,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaenv.host import HostDetectionError, HostInfo, detect
+from cudaenv.hosts.detect import HostDetectionError, HostInfo, detect
 from cudaenv.matrix import Matrix
 from cudaenv.resolver.driver import driver_support
 from cudaenv.resolver.gpu import driver_supports_architecture
-from cudaenv.target import identify_gpu
+from cudaenv.hosts.target import identify_gpu
 from cudaenv.versions import driver_branch
 
 CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))

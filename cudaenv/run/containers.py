@@ -15,7 +15,7 @@ from collections import namedtuple
 
 from cudaenv.engine import ContainerInfo, Engine
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.runopts import parse_gpus
+from cudaenv.project.runopts import parse_gpus
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # `cudaenv ps` lists containers without loading the matrix, a project or dataclasses
@@ -43,8 +43,8 @@ the container records as held: "all", "none", "0,1", or "count:2"."""
 
 def inventory() -> list[tuple[str, str | None]]:
     """(index, UUID) of this host's GPUs: detected, else as many as CUDAENV_GPUS names (no UUIDs)."""
-    from cudaenv.host import detect
-    from cudaenv.target import declared_gpu_names
+    from cudaenv.hosts.detect import detect
+    from cudaenv.hosts.target import declared_gpu_names
 
     declared = declared_gpu_names(os.environ.get("CUDAENV_GPUS", ""))
     if declared:
@@ -76,7 +76,7 @@ def held_gpus(engine: Engine, gpus: list[tuple[str, str | None]] | None = None) 
 @contextlib.contextmanager
 def allocation_lock():
     """Serialise `--gpus auto` between concurrent cudaenv processes on this host."""
-    from cudaenv.caching import cache_dir
+    from cudaenv.core.cache import cache_dir
 
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)

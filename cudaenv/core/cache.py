@@ -1,9 +1,9 @@
 """cudaenv's per-user cache directory, and the one rule for trusting what is in it.
 
 Several things are remembered between runs so that everyday commands start fast: the decoded
-matrix (``cudaenv.matrix.cache``), compiled templates (``cudaenv.render``), the BuildKit probe
-(``cudaenv.engine.buildkit_probe``), each project's current image (``cudaenv.image_key``) and
-answers to repeated questions (``cudaenv.caching.answers``). All of them live under one directory
+matrix (``cudaenv.matrix.cache``), compiled templates (``cudaenv.images.render``), the BuildKit probe
+(``cudaenv.engine.buildkit_probe``), each project's current image (``cudaenv.images.key``) and
+answers to repeated questions (``cudaenv.core.answers``). All of them live under one directory
 (``CUDAENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudaenv``, else ``~/.cache/cudaenv``) and follow
 one rule: a file is read only when it and its directory belong to this user, nobody else can
 write them and neither is a symbolic link, and it is written atomically (a private temporary file,

@@ -19,7 +19,7 @@ from cudaenv.resolver.model import Host, TargetGpu
 from cudaenv.versions import is_driver_version, is_numeric
 
 if TYPE_CHECKING:  # detection (subprocess, NVML) is imported only when a command detects
-    from cudaenv.host import DetectedGpu, HostInfo
+    from cudaenv.hosts.detect import DetectedGpu, HostInfo
 
 
 def check_driver_text(value: str, where: str) -> str:
@@ -146,7 +146,7 @@ def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], c
         return Target(Host(declared_driver, tuple(targets)), "declared")
     if not detect:
         return Target(Host(), "unknown")
-    from cudaenv.host import detect as detect_host
+    from cudaenv.hosts.detect import detect as detect_host
 
     info = detect_host()
     if info.driver is None:

@@ -28,9 +28,9 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
 
     engine = get_engine()
     engine.warm_up()  # the engine's own questions travel while the project is read and the image checked
-    from cudaenv.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
+    from cudaenv.run.containers import allocation_lock, build_spec, check_host_driver, choose_gpus, container_name
     from cudaenv.project import load_project
-    from cudaenv.runopts import parse_env, parse_ports
+    from cudaenv.project.runopts import parse_env, parse_ports
 
     project = load_project(directory)
     if jupyter and not project.run.jupyter:  # the image with JupyterLab's layer (a tag of its own)
@@ -46,7 +46,7 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
 
     if gpu_spec != "none":
         from cudaenv.matrix import load_matrix
-        from cudaenv.target import resolve_target
+        from cudaenv.hosts.target import resolve_target
 
         matrix = load_matrix()
 
@@ -54,7 +54,7 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
         stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
         problem = check_host_driver(matrix, stack, host.driver, datacenter=host.all_datacenter)
         if problem:
-            from cudaenv.containers import IncompatibleHost
+            from cudaenv.run.containers import IncompatibleHost
 
             raise IncompatibleHost(problem)
     with allocation_lock():
@@ -71,10 +71,10 @@ def current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
     """The tag and labels of the project's current image, built first when there is none.
 
     When every input of the image is as it was the last time its tag was worked out
-    (``cudaenv.image_key``), the recorded tag is used as it is: no lock check, no BuildKit probe,
+    (``cudaenv.images.key``), the recorded tag is used as it is: no lock check, no BuildKit probe,
     no render, and the build command is not even imported. Otherwise the full check runs (and
     builds when needed), and its answer is recorded for the next run."""
-    from cudaenv import image_key
+    from cudaenv.images import key as image_key
 
     key = image_key.inputs_key(project, jupyter=project.run.jupyter)
     recorded = None if rebuild else image_key.recall(project, key)
@@ -92,7 +92,7 @@ def current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
 
 def checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
     from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
-    from cudaenv.image import plan_image
+    from cudaenv.images.plan import plan_image
     from cudaenv.project.lock import current_lock
 
     lock, stale = current_lock(project, matrix)
@@ -114,10 +114,10 @@ def checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]
 
 
 def check_run_options(project, gpu_spec: str, shm_size: str | None, ulimits) -> None:
-    from cudaenv.containers import merged_ulimits
+    from cudaenv.run.containers import merged_ulimits
     from cudaenv.errors import UserError
     from cudaenv.project.config import SHM_SIZE
-    from cudaenv.runopts import parse_gpus
+    from cudaenv.project.runopts import parse_gpus
 
     parse_gpus(gpu_spec)
     if shm_size is not None and not SHM_SIZE.fullmatch(shm_size):

@@ -2,7 +2,7 @@
 
 Docker's own rule: the first path component is a registry host only when it contains a ``.`` or
 a ``:`` or is ``localhost`` (``nvidia/cuda`` is Docker Hub; ``ghcr.io/astral-sh/uv`` is not).
-Kept apart from ``cudaenv.registry`` (HTTP, slow to import) so rendering stays light.
+Kept apart from ``cudaenv.engine.registry`` (HTTP, slow to import) so rendering stays light.
 """
 
 from __future__ import annotations
