@@ -2,7 +2,7 @@
 
     python bench/run_bench.py [--runs N] [--baseline /path/to/other/checkout]
 
-Issue #14's run row: nothing changed since the last run, so cudaenv should only check that the
+Issue #26's run budget (<= 1.3x): nothing changed since the last run, so cudaenv should only check that the
 project's image is current and then do what `docker run --rm` does. A real Docker engine and a
 real build: the stand-in base image (``CUDAENV_STANDIN_IMAGE``, made by scripts/test.sh) is
 served from a throw-away local registry under the nvidia/cuda name the project asks for, as the

@@ -1,8 +1,7 @@
 """The ``cudaenv`` command line: thin click commands that parse, call and print.
 
-The click group lives in ``cudaenv.cli.group`` and loads only when a command needs click: this
-package itself stays light, so ``cudaenv --help`` and ``cudaenv resolve`` (``cudaenv.cli.fast``)
-start without it. ``cli`` and ``main`` are still importable from here.
+The click group lives in ``cudaenv.cli.group``; each command's module is imported only when that
+command runs (``_lazy``). ``cli`` and ``main`` are importable from here.
 """
 
 from __future__ import annotations

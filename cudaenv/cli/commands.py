@@ -1,7 +1,7 @@
 """The table of commands and the group's help text, as plain data.
 
-``cudaenv --help`` is printed from this table without importing click or any command module
-(``cudaenv.cli.fast``); the click group in ``cudaenv.cli`` is built from the same table.
+The click group (``cudaenv.cli.group``) lists every command for ``cudaenv --help`` from this
+table without importing a command's module; each is imported when it runs (``_lazy``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How a failed command ends: one line on stderr, the ``--json`` error object, the exit code.
 
-Kept free of click so that the click-less fast paths (``cudaenv.cli.fast``) end exactly as the
-click commands do; ``cudaenv.cli.main`` adds click's own usage errors on top.
+The one place that turns an exception into that ending, for every command and for the group's
+own errors; ``cudaenv.cli.group.main`` adds click's usage errors on top.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The click group: every command, parsed by click and imported only when it runs (``_lazy``).
 
-The docker SDK and jinja2 never load for commands that do not need them, and this module (click
-with it) does not load at all for the fast paths in ``cudaenv.cli.fast``.
+The docker SDK and jinja2 never load for commands that do not need them.
 """
 
 from __future__ import annotations

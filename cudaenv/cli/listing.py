@@ -1,6 +1,5 @@
-"""What ``cudaenv ps`` does once its options are parsed, without click.
+"""What ``cudaenv ps`` does once click has parsed its options (``run_cmd.ps``): list and print.
 
-The click command (``run_cmd.ps``) and the fast path (``cudaenv.cli.fast``) both call ``run_ps``.
 Containers come from the engine (``cudaenv.engine``), whose listing asks the Docker socket
 directly, so neither click nor the docker SDK loads for `cudaenv ps`.
 """

@@ -1,17 +1,15 @@
-"""What ``cudaenv resolve`` does once its options are parsed, without click.
-
-The click command (``resolve_cmd``) and the click-free fast path (``cudaenv.cli.fast``) both call
-``run_resolve``, so the two cannot drift apart; only the parsing differs.
-"""
+"""What ``cudaenv resolve`` does once click has parsed its options: resolve, then print the
+answer as text or as the one JSON object (``resolve_cmd`` is the click command)."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 from cudaenv.cli.output import json_text, print_answer
 from cudaenv.cli.stack_options import constraints_from_options
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a remembered answer needs none)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -19,40 +17,17 @@ if TYPE_CHECKING:
 
 
 def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
-                compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict,
-                remember_as: list[str] | None = None) -> int:
+                compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> int:
     """Resolve, print (text or the one JSON object) and return the exit code: 0 a stack, 1 none.
-
-    ``remember_as``: the command's words, given when this is a process of its own (the entry point
-    read sys.argv, so nothing can have been patched). An answer that depended only on them and the
-    files behind them is then remembered under them, and the same words asked again are answered
-    from it (``cudaenv.core.answers``). A project here or in DIRECTORY is read every time."""
+    A project here or in DIRECTORY is read every time; nothing is remembered."""
     from cudaenv.project.locate import find_config
 
     here = find_config(".") if directory is None else None
     note = unread_dependencies_note(options) if directory is None and here is None else None
-    key = data_files = None
-    if remember_as is not None and directory is None and here is None:
-        from cudaenv.core import answers
-
-        key = answers.key_text("resolve", remember_as)
-        found = answers.recall(key)
-        if found is not None:
-            text, code = found
-            print_answer(text, as_json)
-            print_note(note)
-            return code
-        data_files = _matrix_inputs()  # as they are before they are read
     answer = resolve_answer(directory, here=here, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             no_detect=no_detect, as_json=as_json, options=options)
     print_answer(answer.text, as_json)
     print_note(note)
-    if data_files is not None and answer.pure:
-        from cudaenv.core import answers
-
-        code_files = answers.code_states()
-        if code_files is not None:
-            answers.remember(key, answer.text, answer.code, [*data_files, *code_files])
     return answer.code
 
 
@@ -78,27 +53,12 @@ def print_note(note: str | None) -> None:
         sys.stderr.flush()
 
 
-def _matrix_inputs() -> list | None:
-    """The matrix's files and directories with their current state; None when they cannot be
-    listed (the resolution then reports what is wrong, and nothing is remembered)."""
-    from cudaenv.core import answers
-    from cudaenv.matrix import input_paths
-
-    try:
-        return answers.states(input_paths())
-    except (OSError, ValueError):
-        return None
-
-
+@dataclass(frozen=True)
 class Answer:
-    """What ``resolve`` prints on stdout and exits with, and whether it depended only on the words
-    and the files behind them (no project read, this machine not asked): only then may it be
-    remembered (``cudaenv.core.answers``)."""
+    """What ``resolve`` prints on stdout and exits with."""
 
-    __slots__ = ("text", "code", "pure")
-
-    def __init__(self, text: str, code: int, pure: bool) -> None:
-        self.text, self.code, self.pure = text, code, pure
+    text: str
+    code: int
 
 
 def resolve_answer(directory: str | None, *, here: Path | None, driver: str | None, gpus: tuple[str, ...],
@@ -150,7 +110,7 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
         text = json_text(payload)
     else:
         text = render_resolution(result, target.describe()) + "\n"
-    return Answer(text, 0 if result.ok else 1, pure=project is None and target.detected is None)
+    return Answer(text, 0 if result.ok else 1)
 
 
 def _framework_line(stack: Stack) -> str:

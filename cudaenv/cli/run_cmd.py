@@ -30,7 +30,7 @@ def run_options(func):
     return func
 
 
-# The work itself is click-free (``cudaenv.run.session``, shared with the fast path of `cudaenv run`).
+# The work itself lives below the CLI (``cudaenv.run.session``).
 _start = running.start
 _current_image = running.current_image
 _foreground = running.foreground

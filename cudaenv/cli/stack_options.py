@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cudaenv.errors import UserError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the fast path reads FRAMEWORK_OPTIONS)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
@@ -34,7 +34,7 @@ def parse_constraint(value: str | None, where: str) -> SpecifierSet | None:
 
 
 def stack_options(func):
-    import click  # the decorator only: the fast path (cudaenv.cli.fast) parses without click
+    import click
 
     from cudaenv.resolver.model import FLAVORS
 

@@ -18,7 +18,7 @@ def target_options(*, fleet: bool = False):
     """Decorator adding the target-host options (``fleet``: several --driver values allowed)."""
 
     def decorate(func):
-        import click  # the decorator only: the fast path (cudaenv.cli.fast) parses without click
+        import click
 
         func = click.option("--compute-capability", "compute_capabilities", multiple=True, metavar="X.Y",
                             help="A target GPU by compute capability (repeatable), e.g. 8.0.")(func)

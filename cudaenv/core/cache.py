@@ -1,16 +1,17 @@
 """cudaenv's per-user cache directory, and the one rule for trusting what is in it.
 
 Several things are remembered between runs so that everyday commands start fast: the decoded
-matrix (``cudaenv.matrix.cache``), compiled templates (``cudaenv.images.render``), the BuildKit probe
-(``cudaenv.engine.buildkit_probe``), each project's current image (``cudaenv.images.key``) and
-answers to repeated questions (``cudaenv.core.answers``). All of them live under one directory
+matrix (``cudaenv.matrix.cache``), compiled templates (``cudaenv.images.render``), the BuildKit
+probe (``cudaenv.engine.buildkit_probe``), the engine's refused ulimits
+(``cudaenv.engine.limits_memory``) and each project's current image (``cudaenv.images.key``);
+printed answers are never cached. All of them live under one directory
 (``CUDAENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudaenv``, else ``~/.cache/cudaenv``) and follow
 one rule: a file is read only when it and its directory belong to this user, nobody else can
 write them and neither is a symbolic link, and it is written atomically (a private temporary file,
 then a rename). A cache that is missing, foreign or broken is ignored: it is only ever a shortcut.
-``CUDAENV_NO_CACHE=1`` turns the matrix cache, compiled templates and remembered answers off.
+``CUDAENV_NO_CACHE=1`` turns the matrix cache and compiled templates off.
 
-This module imports nothing but ``os`` and ``stat``: the fastest answers start here.
+This module imports nothing but ``os`` and ``stat``, so every cache can use it cheaply.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def write_private(path: str, data: bytes) -> bool:
         if not private(directory, directory=True):
             return False  # a directory others can write: not a place for a file this user will trust
         # a fresh name that no one else can have made (O_EXCL) or pointed elsewhere (O_NOFOLLOW);
-        # not tempfile, whose imports would cost more than the answers this writes save
+        # not tempfile, whose imports would cost more than a small cached file saves
         temporary = os.path.join(directory, f".{os.getpid()}-{os.urandom(8).hex()}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:

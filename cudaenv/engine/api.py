@@ -1,7 +1,7 @@
 """The Docker Engine API's read endpoints over its socket, with the standard library only.
 
 Importing the docker SDK (and requests, urllib3 with it) costs several times Python's own start-up,
-which `cudaenv ps` and the fast path of `cudaenv run` would otherwise pay only to ask "which
+which `cudaenv ps` and `cudaenv run` on a current image would otherwise pay only to ask "which
 containers carry this label?" or "does this image exist, with which labels?". These are single
 GET requests: HTTP/1.0 over the unix socket (or plain TCP) that ``DOCKER_HOST`` names — the same
 endpoint the SDK's ``from_env`` uses, so rootless sockets work the same way. Where the SDK is

@@ -44,22 +44,6 @@ def _default_overlay() -> str:
     return os.path.join(config_home, "cudaenv", "matrix")
 
 
-def input_paths() -> list[str]:
-    """Every path ``load_matrix()`` reads or looks at: the shipped and overlay directories, their
-    ``*.toml`` files, and the default overlay directory whether or not it exists (creating it
-    changes the matrix). What a remembered answer (``cudaenv.core.answers``) is checked against."""
-    from cudaenv.core.resources import data_path
-
-    directories = [data_path("matrix"), *_overlay_paths(), _default_overlay()]
-    found = list(directories)
-    for directory in directories:
-        try:
-            found += [entry.path for entry in os.scandir(directory) if entry.name.endswith(".toml")]
-        except OSError:
-            continue
-    return found
-
-
 @dataclass(frozen=True)
 class Matrix:
     # Rows default through a factory, not a class attribute, so that a matrix read from the cache

@@ -1,9 +1,9 @@
-"""Running a project's container, shared by the click commands (``cudaenv.cli.run_cmd``) and the
-click-free fast path of ``cudaenv run`` (``cudaenv.cli.fast``).
+"""Running a project's container: a current image (built first when needed), the host checked,
+the container created, then run in the foreground or interactively. The CLI's ``run``, ``shell``
+and ``exec`` commands (``cudaenv.cli.run_cmd``) parse and call this.
 
-Nothing here imports click: the common ``cudaenv run [DIR] [--gpus X] [-- CMD...]`` on an
-unchanged image must not pay for it (issue #14). Building still goes through the build command's
-helpers, which bring click with them; that path takes seconds anyway.
+While every input of the image is as it was (``cudaenv.images.key``), ``run`` reuses the recorded
+image without relocking or rendering: a build-cache idea, not a start-up trick.
 """
 
 from __future__ import annotations
