@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,8 @@ from packaging.specifiers import SpecifierSet
 from cudaenv.errors import UserError, shown
 from cudaenv.project.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
+from cudaenv.project.locate import CONFIG_FILE, ConfigError, find_config, read_config_file  # noqa: F401 - re-exported
 from cudaenv.versions import is_driver_version, is_numeric, parse_specifier, specifier_example
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from cudaenv.project.locate import CONFIG_FILE, find_config  # noqa: E402,F401 - re-exported
 
 SCHEMA: dict[str, tuple[str, ...]] = {
     "project": ("name", "python", "requirements"),
@@ -48,16 +41,6 @@ SHM_SIZE = re.compile(r"^[0-9]{1,12}(?:\.[0-9]{1,6})?[bkmgBKMG]?$")
 REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
 # a package index: http(s), nothing a shell, TOML string or netrc line could be split at (use fullmatch)
 INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
-
-
-class ConfigError(UserError):
-    """Invalid project configuration (exit 2). ``field`` names the key when the message cannot
-    spell it as "FILE: FIELD: …" (an unknown key), for the --json error object."""
-
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(message)
-        if field is not None:
-            self.field = field
 
 
 @dataclass(frozen=True)
@@ -185,28 +168,6 @@ class _Reader:
         if spec is None:
             raise self.fail(f"{section}.{key}", specifier_example(key), value)
         return spec
-
-
-def read_config_file(path: Path) -> tuple[dict, str]:
-    """(the cudaenv tables, a label for messages) from cudaenv.toml or pyproject.toml."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    if path.name == "pyproject.toml":
-        tools = data.get("tool", {})
-        if not isinstance(tools, dict):
-            raise ConfigError(f"{path}: tool: expected a table ([tool.*] sections), got {tools!r}")
-        tool = tools.get("cudaenv")
-        if tool is None:
-            return {}, f"{path} [tool.cudaenv]"
-        if not isinstance(tool, dict):
-            raise ConfigError(f"{path}: tool.cudaenv: expected a table")
-        return tool, f"{path} [tool.cudaenv]"
-    return data, str(path)
 
 
 def _registry_prefix(text: str) -> bool:

@@ -1,4 +1,5 @@
-"""Whether a directory holds a cudaenv project, answered without parsing what cannot be one.
+"""Whether a directory holds a cudaenv project, answered without parsing what cannot be one, and
+the project's tables read from its file (``cudaenv.project.config`` validates them).
 
 ``cudaenv resolve`` in any directory asks this first; a ``pyproject.toml`` that never mentions
 cudaenv cannot have a ``[tool.cudaenv]`` table, so it is not parsed (nor is a TOML parser loaded);
@@ -8,12 +9,25 @@ TOML syntax errors in such a file are not cudaenv's to report.
 from __future__ import annotations
 
 import os
+import sys
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a remembered answer needs none)
+from cudaenv.errors import UserError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
 
 CONFIG_FILE = "cudaenv.toml"
+
+
+class ConfigError(UserError):
+    """Invalid project configuration (exit 2). ``field`` names the key when the message cannot
+    spell it as "FILE: FIELD: …" (an unknown key), for the --json error object."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        if field is not None:
+            self.field = field
 
 
 def _may_name_cudaenv(path: str) -> bool:
@@ -42,8 +56,6 @@ def find_config(root: str | os.PathLike) -> Path | None:
     if os.path.isfile(pyproject) and _may_name_cudaenv(pyproject):
         from pathlib import Path
 
-        from cudaenv.project.config import read_config_file
-
         data, _ = read_config_file(Path(pyproject))
         if data:
             return Path(pyproject)
@@ -60,3 +72,30 @@ def dependency_files(root: str | os.PathLike) -> list[str]:
     wanted = [n for n in names if n.startswith("requirements") and n.endswith(".txt")]
     wanted += [n for n in ("pyproject.toml", "environment.yml", "environment.yaml") if n in names]
     return [n for n in wanted if os.path.isfile(os.path.join(root, n))]
+
+
+def read_config_file(path: Path) -> tuple[dict, str]:
+    """(the cudaenv tables, a label for messages) from cudaenv.toml or pyproject.toml."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if path.name == "pyproject.toml":
+        tools = data.get("tool", {})
+        if not isinstance(tools, dict):
+            raise ConfigError(f"{path}: tool: expected a table ([tool.*] sections), got {tools!r}")
+        tool = tools.get("cudaenv")
+        if tool is None:
+            return {}, f"{path} [tool.cudaenv]"
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: tool.cudaenv: expected a table")
+        return tool, f"{path} [tool.cudaenv]"
+    return data, str(path)
