@@ -32,8 +32,8 @@ def compose(directories, output, force, name, gpus, gpu_count, env) -> None:
         cudaenv export compose ./detector ./segmenter --gpus auto -o compose.yaml
         docker compose -f compose.yaml up
     """
-    from cudaenv.cli.build_cmd import buildkit_available
-    from cudaenv.run.containers import run_user
+    from cudaenv.images.build import buildkit_available
+    from cudaenv.hosts.user import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render
     from cudaenv.export.environment import parse_export_env

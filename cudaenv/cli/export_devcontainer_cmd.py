@@ -21,8 +21,8 @@ def devcontainer(directory, force, gpus, to_stdout) -> None:
     [run] shared memory, ulimits and env, and VS Code's Python interpreter set to /opt/venv.
     Never overwrites an existing file without --force.
     """
-    from cudaenv.cli.build_cmd import buildkit_available
-    from cudaenv.run.containers import run_user
+    from cudaenv.images.build import buildkit_available
+    from cudaenv.hosts.user import run_user
     from cudaenv.errors import UserError
     from cudaenv.export.devcontainer import devcontainer_document, render, target_path
     from cudaenv.images.plan import plan_image

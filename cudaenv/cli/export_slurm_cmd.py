@@ -62,7 +62,7 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
             image = pushed.by_digest
             click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     if image is None and runtime == "docker":
-        from cudaenv.cli.build_cmd import buildkit_available
+        from cudaenv.images.build import buildkit_available
         from cudaenv.images.plan import plan_image
 
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))

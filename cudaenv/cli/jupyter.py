@@ -29,7 +29,7 @@ def jupyter_launch(command: tuple, env: tuple, ports: tuple) -> tuple[tuple, tup
     host_port = free_loopback_port()
     launch = ("jupyter", "lab", "--ip=0.0.0.0", f"--port={CONTAINER_PORT}", "--no-browser",
               "--ServerApp.root_dir=/workspace")
-    from cudaenv.run.containers import run_user
+    from cudaenv.hosts.user import run_user
 
     if run_user()[0].startswith("0:"):  # you are root, so the container user is too: say so to Jupyter
         launch += ("--allow-root",)

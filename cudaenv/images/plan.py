@@ -35,7 +35,7 @@ def build_user_ids() -> tuple[int, int]:
     """The image user's UID/GID: CUDAENV_UID/CUDAENV_GID (as for `run`), else the invoking
     user's, so files the container writes in the project are theirs. Root gets 1000:1000: the
     image's user is never root."""
-    from cudaenv.run.containers import run_user
+    from cudaenv.hosts.user import run_user
 
     user, _env = run_user()
     uid, gid = (int(part) for part in user.split(":"))

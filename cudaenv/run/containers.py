@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import os
 from collections import namedtuple
 
 from cudaenv.engine import ContainerInfo, Engine
 from cudaenv.errors import CudaenvError, UserError
+from cudaenv.hosts.user import run_user
 from cudaenv.project.runopts import parse_gpus
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -138,16 +138,6 @@ def check_host_driver(matrix: Matrix, stack: dict, driver: str | None, *, datace
     return (f"this host's driver {driver} cannot run the image's CUDA {cuda}: it needs a driver {needed}; "
             f"upgrade the driver, or rebuild for this host "
             f"(set [target] driver = \"{driver}\" and run `cudaenv lock`)")
-
-
-def run_user() -> tuple[str, dict[str, str]]:
-    """(--user value, extra env): the invoking user's UID:GID, so files the container creates in
-    the mounted project belong to them. CUDAENV_UID/CUDAENV_GID override it (services, CI)."""
-    uid = os.environ.get("CUDAENV_UID") or str(os.getuid())
-    gid = os.environ.get("CUDAENV_GID") or str(os.getgid())
-    if not (re.fullmatch(r"[0-9]{1,10}", uid) and re.fullmatch(r"[0-9]{1,10}", gid)):
-        raise UserError(f"CUDAENV_UID/CUDAENV_GID must be numbers, got {uid!r}/{gid!r}")
-    return f"{uid}:{gid}", {"HOME": "/tmp"}  # that UID may have no home in the image
 
 
 def container_name(project: Project) -> str:

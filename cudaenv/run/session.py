@@ -91,14 +91,14 @@ def current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
 
 
 def checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
-    from cudaenv.cli.build_cmd import BuildProgress, build_project, report_build_error
+    from cudaenv.images.build import BuildProgress, build_project, report_build_error
     from cudaenv.images.plan import plan_image
     from cudaenv.project.lock import current_lock
 
     lock, stale = current_lock(project, matrix)
     image_tag, labels = None, None
     if lock is not None and not stale and not rebuild:
-        from cudaenv.cli.build_cmd import buildkit_available
+        from cudaenv.images.build import buildkit_available
 
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         image_tag, labels = plan.default_tag, engine.image_labels(plan.default_tag)

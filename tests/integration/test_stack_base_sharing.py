@@ -223,7 +223,7 @@ def test_images_base_that_is_not_a_stack_base_is_bad_input(shared, env, standin_
 def test_a_builder_that_cannot_see_the_local_base_gets_a_hint_naming_the_cause(engine, tmp_path):
     """What a buildx docker-container builder meets: FROM a stack base it cannot find (here: one
     that does not exist, so BuildKit looks for it upstream and fails as such a builder would)."""
-    from cudaenv.cli.build_cmd import pull_hint
+    from cudaenv.images.build import pull_hint
     from cudaenv.engine import BuildRequest
     from cudaenv.errors import BuildError
 
