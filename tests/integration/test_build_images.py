@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from cudaenv.images.plan import LABEL_INPUTS, build_user_ids
 from cudaenv.core.references import with_registry
 from cudaenv.images.render import render_dockerignore
 from cudaenv.resolver.model import Stack
+from tests.support.cli import cudaenv as run_cli
 from tests.support.package_index import serve_index
 
 if sys.version_info >= (3, 11):
@@ -45,10 +47,7 @@ MAIN_PY = f"print({MAIN_OUTPUT!r})\n"
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def cudaenv(*args, env: dict[str, str], timeout: int = 1200) -> subprocess.CompletedProcess:
-    """The real CLI in a subprocess: real exit codes, real stdout/stderr separation."""
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+cudaenv = partial(run_cli, timeout=1200)
 
 
 def toml_string(value: str) -> str:

@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tomllib
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from cudaenv.run.doctor import CDI_DIRS, TOOLKIT_BINARIES
 from cudaenv.engine import BuildRequest
+from tests.support.cli import cudaenv as run_cli
 from tests.unit.host import RECORDED_HOSTS, cli_env, hide_nvml, install_fake_nvidia_smi
 
 FLEET = ("550.54.15", "535.104.05", "470.82.01")  # native, minor-version, too old for CUDA 12.4
@@ -44,9 +45,7 @@ base_registry = "{registry_host}"
 """
 
 
-def cudaenv(*args, env: dict, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+cudaenv = partial(run_cli, timeout=120)
 
 
 def one_json_object(proc: subprocess.CompletedProcess) -> dict:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cudaenv as run_cli
 from tests.unit.export.test_compose_export import compose_binary
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
@@ -20,9 +21,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.registry]
 RUN_ID = uuid.uuid4().hex[:6]
 
 
-def cudaenv(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], capture_output=True, text=True,
-                          timeout=900, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+cudaenv = partial(run_cli, timeout=900)
 
 
 def make_project(root: Path, name: str, registry: str, message: str) -> Path:

@@ -13,17 +13,16 @@ whichever build the stack picks is there and the lock shows the stack's pin winn
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from tests.support.cli import cudaenv, isolated_env
 
 PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
 
@@ -115,15 +114,11 @@ def index(package_index):
 # --- running the CLI -----------------------------------------------------------------------------
 
 def run_cli(*args, index=None, overlay: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "UV_", "PIP_"))}
-    if "CUDAENV_CACHE_DIR" in os.environ:
-        env["CUDAENV_CACHE_DIR"] = os.environ["CUDAENV_CACHE_DIR"]  # the suite's throw-away matrix cache
-    env["CUDAENV_MATRIX_PATH"] = str(overlay) if overlay else ""  # no user overlays
+    env = {k: v for k, v in isolated_env(overlay=overlay).items() if not k.startswith(("UV_", "PIP_"))}
     if index is not None:
         env["CUDAENV_PYTHON_INDEX"] = env["CUDAENV_FRAMEWORK_INDEX"] = index.url
         env["UV_CACHE_DIR"] = str(index.root.with_name(index.root.name + "-uv-cache"))  # not the user's
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=180)
+    return cudaenv(*args, env=env, timeout=180)
 
 
 def copy_project(name: str, tmp_path: Path) -> Path:

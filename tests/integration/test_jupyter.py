@@ -8,21 +8,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 import uuid
+from functools import partial
 
 import pytest
+from tests.support.cli import cudaenv as run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry, pytest.mark.network]
 
 
-def cudaenv(*args, env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], capture_output=True, text=True,
-                          timeout=1200, env=env, stdin=subprocess.DEVNULL)
+cudaenv = partial(run_cli, timeout=1200)
 
 
 def get(url: str) -> int:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cudaenv
 from tests.support.registry import LocalRegistry
 from tests.support.standins import StandinRegistry
 
@@ -32,11 +32,6 @@ CUDA_12_2 = "nvidia/cuda:12.2.2-runtime-ubuntu22.04"  # CUDA 12.1's base is neve
 TAGS_12_4 = ["cuda12.4-runtime-py3.11-ubuntu22.04", "cuda12.4.1-runtime-py3.11-ubuntu22.04"]
 TAGS_12_3 = ["cuda12.3-runtime-py3.11-ubuntu22.04", "cuda12.3.2-runtime-py3.11-ubuntu22.04"]
 CONTENT_HASH_LABEL = "io.cudaenv.content-hash"
-
-
-def cudaenv(*args, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=600)
 
 
 def readable(tags: list[str]) -> list[str]:

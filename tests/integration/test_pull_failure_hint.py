@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import uuid
 
 import pytest
+
+from tests.support.cli import cudaenv
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 
@@ -18,8 +18,7 @@ def test_a_base_the_registry_lacks_fails_with_the_base_registry_hint(tmp_path, s
         f'[project]\nname = "pullfail-{uuid.uuid4().hex[:6]}"\npython = "3.11"\n\n[cuda]\nversion = "12.1"\n\n'
         f'[target]\ndriver = "550.54.15"\n\n[build]\nflavor = "runtime"\nbase_registry = "{standins.host}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_") or k == "CUDAENV_CACHE_DIR"}
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "build", str(tmp_path), "--network", "host"],
-                          capture_output=True, text=True, timeout=600, env=env)
+    proc = cudaenv("build", tmp_path, "--network", "host", timeout=600, env=env)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "→ the base image could not be pulled" in proc.stderr and "[build] base_registry" in proc.stderr
     assert "Traceback" not in proc.stderr

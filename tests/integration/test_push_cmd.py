@@ -1,12 +1,12 @@
 """`cudaenv push` end to end: build, push to the real loopback registry, digest recorded and read back."""
 import json
-import subprocess
-import sys
 import tomllib
+from functools import partial
 
 import pytest
 
 from tests.integration.test_check_image_and_doctor import project_config
+from tests.support.cli import cudaenv
 from tests.unit.host import cli_env, hide_nvml
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
@@ -17,8 +17,7 @@ def test_push_records_the_registry_digest_next_to_the_lock(tmp_path, standins, r
     project = tmp_path / "pushed"
     project.mkdir()
     (project / "cudaenv.toml").write_text(project_config(standins.host).replace("check-image", "pushed-project"))
-    run = lambda *args, timeout=120: subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env,
-                                                    capture_output=True, text=True, timeout=timeout)
+    run = partial(cudaenv, env=env, timeout=120)
     assert run("lock", project).returncode == 0
     standins.provide(tomllib.loads((project / "cudaenv.lock").read_text())["stack"]["base_image"])
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 
 import pytest
 
 from tests.integration.test_init_lock import publish
+from tests.support.cli import cudaenv as run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry, pytest.mark.network]
 
@@ -31,8 +31,7 @@ def test_the_tour_runs_as_written(tmp_path, package_index, standins, engine):
                UV_CACHE_DIR=str(tmp_path / "uv-cache"))
 
     def cudaenv(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "cudaenv", *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return run_cli(*args, cwd=project, env=env, timeout=timeout)
 
     init = cudaenv("init", "--driver", "550.54.15", "--gpu", "A100")
     assert init.returncode == 0, init.stdout + init.stderr

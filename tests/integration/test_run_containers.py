@@ -26,6 +26,7 @@ from cudaenv.run.containers import (LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_
                                 choose_gpus)
 from cudaenv.project import load_project
 from cudaenv.project.runopts import parse_ports
+from tests.support.cli import CUDAENV, cudaenv as run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 
@@ -49,8 +50,7 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 def cudaenv(*args: str, timeout: float = 600, **extra_env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=timeout, env=cli_env(**extra_env))
+    return run_cli(*args, env=cli_env(**extra_env), timeout=timeout)
 
 
 def run_in(project: ProjectDir, *command: str, options: tuple[str, ...] = ("--gpus", "none"), **extra_env: str):
@@ -343,9 +343,7 @@ def test_the_default_memlock_falls_back_to_the_daemons_limit_with_one_warning(tm
 
 def test_the_tour_form_runs_the_command_after_dashes_in_the_project_here(cuda12):
     """`cudaenv run -- python train.py`, as the README's tour types it, from the project directory."""
-    result = subprocess.run([sys.executable, "-m", "cudaenv", "run", "--gpus", "none", "--", "python", "-c",
-                             "import os; print('ran in', os.getcwd())"], cwd=cuda12.root, capture_output=True,
-                            text=True, stdin=subprocess.DEVNULL, timeout=600, env=cli_env())
+    result = run_cli("run", "--gpus", "none", "--", "python", "-c", "import os; print('ran in', os.getcwd())", cwd=cuda12.root, timeout=600, env=cli_env())
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ran in /workspace"
 
@@ -357,8 +355,7 @@ def test_run_on_a_current_image_ends_with_the_containers_code_and_output(cuda12,
     entry point (click): the container's exit code and its output, whatever the option order."""
     args = ["run", *(a.format(root=cuda12.root) for a in form), "sh", "-c", "echo out; echo err >&2; exit 5"]
     assert run_in(cuda12, "true").returncode == 0  # records the image as current
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=600, env=cli_env())
+    proc = run_cli(*args, timeout=600, env=cli_env())
     # the container's two streams reach its log through separate pipes: their order may differ
     assert proc.returncode == 5, proc.stderr
     assert sorted(proc.stdout.splitlines(keepends=True)) == ["err\n", "out\n"]
@@ -372,9 +369,7 @@ def test_a_relative_project_directory_relocks_and_runs(tmp_path_factory, standin
     config = project.root / "cudaenv.toml"
     config.write_text(config.read_text().replace('python = "3.11"', 'python = "3.11"\nrequirements = ["requirements.txt"]'))
     try:
-        result = subprocess.run([sys.executable, "-m", "cudaenv", "run", project.root.name, "--gpus", "none", "--",
-                                 "true"], cwd=project.root.parent, capture_output=True, text=True,
-                                stdin=subprocess.DEVNULL, timeout=600, env=cli_env())
+        result = run_cli("run", project.root.name, "--gpus", "none", "--", "true", cwd=project.root.parent, timeout=600, env=cli_env())
         assert result.returncode == 0, result.stderr
         assert "File not found" not in result.stderr and (project.root / "cudaenv.lock").is_file()
     finally:
@@ -524,7 +519,7 @@ def test_a_current_image_is_found_from_its_recorded_inputs_without_rendering(unb
             "from cudaenv.project import load_project\n"
             "tag, labels = _current_image(load_project(sys.argv[1]), get_engine(), rebuild=False)\n"
             "print(tag)\n"
-            "for heavy in ('cudaenv.cli.build_cmd', 'cudaenv.images.render', 'jinja2', 'docker', 'cudaenv.matrix.model'):\n"
+            "for heavy in ('cudaenv.images.build', 'cudaenv.images.render', 'jinja2', 'docker', 'cudaenv.matrix.model'):\n"
             "    assert heavy not in sys.modules, heavy + ' imported'\n")
     proc = subprocess.run([sys.executable, "-c", code, str(unbuilt.root)], capture_output=True, text=True, env=cli_env())
     assert proc.returncode == 0, proc.stderr
@@ -562,7 +557,7 @@ def test_rebuild_flag_builds_even_a_current_image(unbuilt):
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_to_a_foreground_run_stops_the_container_and_leaves_nothing(cuda12, engine, signum):
-    process = subprocess.Popen([sys.executable, "-m", "cudaenv", "run", str(cuda12.root), "--gpus", "none", "--",
+    process = subprocess.Popen([*CUDAENV, "run", str(cuda12.root), "--gpus", "none", "--",
                                 "sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=cli_env())
     try:
@@ -761,7 +756,7 @@ def run_in_a_terminal(argv: list[str], keystrokes: bytes, env: dict, timeout: fl
 
 def test_shell_on_a_terminal_is_interactive_and_passes_the_exit_code_on(cuda12, engine):
     code, shown = run_in_a_terminal(
-        [sys.executable, "-m", "cudaenv", "shell", str(cuda12.root), "--gpus", "none"],
+        [*CUDAENV, "shell", str(cuda12.root), "--gpus", "none"],
         b"echo inside-$((6*7)) && test -t 0 && echo stdin-is-a-tty; exit 5\r", cli_env())
     assert b"inside-42" in shown
     assert b"stdin-is-a-tty" in shown

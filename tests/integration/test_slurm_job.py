@@ -13,11 +13,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.cli import cudaenv as run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry, pytest.mark.slurm]
 
@@ -29,9 +30,7 @@ WRITE_RESULT = ("import os, sys; open('slurm-result.txt', 'w').write("
                 "os.environ.get('NVIDIA_VISIBLE_DEVICES')))")
 
 
-def cudaenv(*args, env: dict[str, str], timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+cudaenv = partial(run_cli, timeout=900)
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,12 @@ text and `sinfo --json` are read; where a newer scontrol answers `scontrol show 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import cudaenv as run_cli, isolated_env
 
 pytestmark = [pytest.mark.slurm]
 
@@ -22,11 +21,7 @@ PROJECT = ROOT / "tests" / "fixtures" / "projects" / "configured-torch"  # torch
 
 
 def cudaenv(*args) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
-    env["CUDAENV_MATRIX_PATH"] = ""
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return run_cli(*args, env=isolated_env(), timeout=120)
 
 
 def project_with(tmp_path: Path, features: str) -> Path:

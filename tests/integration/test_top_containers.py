@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from cudaenv.run.containers import LABEL_DIR, LABEL_GPUS, LABEL_MANAGED, LABEL_PROJECT, LABEL_STACK
 from cudaenv.engine import ContainerSpec
+from tests.support.cli import CUDAENV, cudaenv as run_cli
 from tests.support.nvml_recordings import fake_nvml_env, write_recording
 from tests.support.terminal import Tmux
 
@@ -65,8 +65,7 @@ def running(engine, standin_image, tmp_path):
 
 def cudaenv(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_NVML")} | env
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True, env=full,
-                          cwd=REPO, timeout=120)
+    return run_cli(*args, env=full, cwd=REPO, timeout=120)
 
 
 def test_top_attributes_each_gpu_process_to_its_container_and_project(running, tmp_path):
@@ -118,7 +117,7 @@ def test_ps_without_nvml_has_no_gpu_column(running):
 def test_the_live_screen_names_the_project_and_stack(running, tmp_path):
     ids, pids, project = running
     recording = write_recording(tmp_path, "rtx3090-r525.json", compute=[(pids["cudaenv"], 1500)])
-    session = Tmux([sys.executable, "-m", "cudaenv", "top", "--interval", "0.5"],
+    session = Tmux([*CUDAENV, "top", "--interval", "0.5"],
                    {"PYTHONPATH": str(REPO), **fake_nvml_env(recording)}, width=120, height=20)
     try:
         screen = session.wait_for("q quits")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.support.nvml_recordings import fake_nvml_env, write_recording
 from tests.support.terminal import Tmux
+from tests.support.cli import CUDAENV
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def terminal(tmp_path):
 
     def start(recording: Path, width: int = 100, height: int = 30) -> Tmux:
         env = {"PYTHONPATH": str(REPO), "LINES": "24", "COLUMNS": "80", **fake_nvml_env(recording)}  # TERM is the one tmux gives its panes
-        session = Tmux([sys.executable, "-m", "cudaenv", "top", "--interval", "0.3"], env, width, height)
+        session = Tmux([*CUDAENV, "top", "--interval", "0.3"], env, width, height)
         opened.append(session)
         return session
 

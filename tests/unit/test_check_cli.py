@@ -13,13 +13,14 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from cudaenv.cli.check_cmd import annotation, annotation_escape
+from tests.support.cli import cudaenv as run_cli
 from tests.unit.host import RECORDED_HOSTS, cli_env, hide_nvml, install_fake_nvidia_smi
 
 PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
@@ -72,9 +73,7 @@ def no_nvml(tmp_path_factory) -> Path:
     return hide_nvml(tmp_path_factory.mktemp("no-nvml"))
 
 
-def cudaenv(*args, env: dict, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+cudaenv = partial(run_cli, timeout=120)
 
 
 def lock(project: Path, env: dict) -> dict:

@@ -5,27 +5,20 @@ node and label (exit 2; with --json one error object)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cudaenv as run_cli, isolated_env
 from tests.unit.cluster.helpers import NODES, PROJECT, SINGLE_NODE, SLURM, as_list, node
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cudaenv(*args, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
-    if "CUDAENV_CACHE_DIR" in os.environ:
-        env["CUDAENV_CACHE_DIR"] = os.environ["CUDAENV_CACHE_DIR"]
-    env["CUDAENV_MATRIX_PATH"] = ""
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], capture_output=True, text=True,
-                          env=env, input=stdin, timeout=120, cwd=cwd)
+    return run_cli(*args, env=isolated_env(), input=stdin, timeout=120, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ from click.testing import CliRunner
 import cudaenv
 from cudaenv.cli import COMMANDS, cli
 
+from tests.support.cli import cudaenv as run_cli
+
 
 def test_version_flag_prints_package_version():
     result = CliRunner().invoke(cli, ["--version"])
@@ -28,20 +30,20 @@ def test_help_lists_every_registered_command():
 
 
 def test_python_dash_m_runs_the_same_cli():
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "--version"], capture_output=True, text=True)
+    proc = run_cli("--version")
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"cudaenv {cudaenv.__version__}"
 
 
 def test_unknown_command_is_a_usage_error_with_exit_2():
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "frobnicate"], capture_output=True, text=True)
+    proc = run_cli("frobnicate")
     assert proc.returncode == 2
     assert "No such command 'frobnicate'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_info_json_is_one_object_naming_matrix_and_templates():
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "info", "--json"], capture_output=True, text=True)
+    proc = run_cli("info", "--json")
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
     assert payload["version"] == cudaenv.__version__

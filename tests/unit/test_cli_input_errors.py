@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cudaenv.resolver import driver as drv
+from tests.support.cli import cudaenv as run_cli
 
 
 def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_DRIVER") and k != "CUDAENV_GPUS"}
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True, cwd=cwd, env=env)
+    return run_cli(*args, cwd=cwd, env=env)
 
 
 @pytest.mark.parametrize("args, expected", [

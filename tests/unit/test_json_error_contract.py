@@ -4,19 +4,16 @@ the project in the current directory like every other command."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
+from tests.support.cli import cudaenv as run_cli, without_target_overrides
 
 from tests.support.docs import find_one
 
 
 def cudaenv(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=120)
+    return run_cli(*args, cwd=cwd, env=without_target_overrides(), timeout=120)
 
 
 def test_the_docs_json_error_example_is_what_cudaenv_prints(tmp_path):

@@ -145,3 +145,12 @@ def test_no_import_circle():
 def test_the_cycle_finder_finds_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_suite_spells_the_command_line_in_one_place():
+    """tests/support/cli.py runs the CLI in a subprocess; no test module keeps a copy of its own."""
+    tests = PACKAGE.parent / "tests"
+    needle = '"-m", ' + '"cudaenv"'  # split, so that this file does not match itself
+    spelled = [str(path.relative_to(tests)) for path in tests.rglob("*.py")
+               if path != tests / "support" / "cli.py" and needle in path.read_text(encoding="utf-8")]
+    assert spelled == []

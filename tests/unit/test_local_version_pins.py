@@ -4,13 +4,12 @@ and in cudaenv.toml, and pins that build variant (its CUDA)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from cudaenv.versions import split_local_build
+
+from tests.support.cli import cudaenv, without_target_overrides
 
 
 @pytest.mark.parametrize("text,expected", [("==2.0.1+cu118", ("==2.0.1", "11.8")), ("2.0.1+cu117", ("==2.0.1", "11.7")),
@@ -21,9 +20,7 @@ def test_split_local_build(text, expected):
 
 
 def resolve(*args, cwd=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "resolve", *args, "--json"], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=120)
+    proc = cudaenv("resolve", *args, "--json", env=without_target_overrides(), cwd=cwd, timeout=120)
     return proc.returncode, json.loads(proc.stdout)
 
 

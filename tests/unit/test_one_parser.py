@@ -13,6 +13,8 @@ import pytest
 
 import cudaenv
 
+from tests.support.cli import cudaenv as run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "torch-classifier"
 _REPORT = ("from cudaenv.entry import main\n"
@@ -47,7 +49,7 @@ def test_the_entry_point_is_the_click_group():
     from cudaenv.entry import main
 
     assert main is cli_main
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "--verbose"], capture_output=True, text=True)
+    proc = run_cli("--verbose")
     assert proc.returncode == 2
     assert "No such option '--verbose'" in proc.stderr
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+
+from tests.support.cli import cudaenv, without_target_overrides
 
 
 def cli(*args):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True, env=env, timeout=120)
+    return cudaenv(*args, env=without_target_overrides(), timeout=120)
 
 
 def test_plan_lists_the_fixes_resolve_offers(tmp_path):

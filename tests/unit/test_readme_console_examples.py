@@ -4,13 +4,11 @@ under docs/) is run and its output compared line by line."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 
 import pytest
 
+from tests.support.cli import cudaenv, isolated_env
 from tests.support.docs import README, console_examples, name
 
 EXAMPLES = [(path, command, output) for path, command, output in
@@ -29,9 +27,6 @@ def test_the_readme_itself_shows_a_checked_example():
 @pytest.mark.parametrize("command,expected", [(c, o) for _, c, o in EXAMPLES],
                          ids=[f"{name(p)}: {c}" for p, c, _ in EXAMPLES])
 def test_a_docs_console_example_prints_what_the_docs_show(tmp_path, command, expected):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_") or k == "CUDAENV_CACHE_DIR"}
-    env["CUDAENV_MATRIX_PATH"] = ""
     argv = shlex.split(command)
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
-                          env=env, timeout=120)
+    proc = cudaenv(*argv[1:], cwd=tmp_path, env=isolated_env(), timeout=120)
     assert proc.stdout.rstrip("\n").split("\n") == expected

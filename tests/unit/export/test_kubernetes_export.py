@@ -13,7 +13,7 @@ import json
 import os
 import re
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from cudaenv.export.kubernetes import (DNS_LABEL, LABEL_VALUE, node_affinity, sh
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
 from cudaenv.project.lock import current_lock
+from tests.support.cli import cudaenv as run_cli
 from tests.support.k8s_affinity import affinity_selects
 from tests.unit.host import cli_env, hide_nvml
 
@@ -54,9 +55,7 @@ env = { WANDB_MODE = "offline", VERBOSE = "y" }
 """
 
 
-def cudaenv(*args, env: dict, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+cudaenv = partial(run_cli, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,13 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from cudaenv.export.slurm import enroot_image
+from tests.support.cli import cudaenv as run_cli
 from tests.unit.host import cli_env, hide_nvml
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden" / "slurm"
@@ -65,9 +66,7 @@ def features_toml(features: dict[str, tuple[str, str]]) -> str:
     return "\n".join(f'{name} = {{ gpu = "{gpu}", driver = "{driver}" }}' for name, (gpu, driver) in features.items())
 
 
-def cudaenv(*args, env: dict, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", *map(str, args)], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+cudaenv = partial(run_cli, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from cudaenv.cli import cli
 
+from tests.support.cli import cudaenv as run_cli
+
 
 def run(*args):
     result = CliRunner().invoke(cli, list(args))
@@ -76,10 +78,7 @@ def test_show_unknown_version_via_main_exits_2(capsys):
 @pytest.mark.parametrize("spelling,version", [("2.6", "2.6.0"), ("==2.6.0", "2.6.0"), (">=2.4,<2.6", "2.5.1")])
 def test_matrix_show_accepts_the_spellings_the_framework_flags_accept(spelling, version):
     import json
-    import subprocess
-    import sys
 
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "matrix", "show", "torch", spelling, "--json"],
-                          capture_output=True, text=True, timeout=60)
+    proc = run_cli("matrix", "show", "torch", spelling, "--json", timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["version"] == version

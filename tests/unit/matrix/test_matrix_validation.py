@@ -3,13 +3,13 @@ of mistake, in shipped files and overlays alike (the fixtures are loaded as over
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cudaenv.matrix import MatrixError, load_matrix
+
+from tests.support.cli import cudaenv as run_cli
 
 BROKEN = Path(__file__).resolve().parents[2] / "fixtures" / "matrix-broken"
 
@@ -60,8 +60,7 @@ def test_shipped_matrix_missing_a_file_is_an_error(tmp_path):
 
 
 def test_cli_reports_broken_overlay_in_one_line_with_exit_2():
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "matrix", "check"], capture_output=True, text=True,
-                          env={"CUDAENV_MATRIX_PATH": str(BROKEN / "wrong-type"), "PATH": "/usr/bin:/bin"})
+    proc = run_cli("matrix", "check", env={"CUDAENV_MATRIX_PATH": str(BROKEN / "wrong-type"), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 2
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()

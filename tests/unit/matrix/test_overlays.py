@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from cudaenv.matrix import load_matrix, overlay_dirs
+
+from tests.support.cli import cudaenv as run_cli
 
 NEW_TORCH = """
 [[release]]
@@ -82,8 +82,7 @@ def test_default_overlay_is_the_user_config_directory(tmp_path, monkeypatch):
 
 def test_cli_lists_overlay_rows(tmp_path):
     (tmp_path / "torch.toml").write_text(NEW_TORCH)
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "matrix", "list", "torch", "--json"],
-                          capture_output=True, text=True, env={**os.environ, "CUDAENV_MATRIX_PATH": str(tmp_path)})
+    proc = run_cli("matrix", "list", "torch", "--json", env={**os.environ, "CUDAENV_MATRIX_PATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     assert "2.99.0" in [row["version"] for row in json.loads(proc.stdout)]
 

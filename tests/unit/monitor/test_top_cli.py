@@ -6,12 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.nvml_recordings import fake_nvml_env, write_recording
+from tests.support.cli import CUDAENV, cudaenv
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -23,8 +23,7 @@ def env_with(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def top(*args: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cudaenv", "top", *args], capture_output=True, text=True,
-                          env=env_with(extra), cwd=REPO, timeout=60)
+    return cudaenv("top", *args, env=env_with(extra), cwd=REPO, timeout=60)
 
 
 @pytest.mark.skipif(Path("/proc/driver/nvidia/version").exists(), reason="this host has an NVIDIA driver")
@@ -76,7 +75,7 @@ def test_once_json_prints_exactly_one_object(tmp_path: Path):
 
 def test_json_streams_one_line_per_sample_until_interrupted(tmp_path: Path):
     recording = write_recording(tmp_path, "a100-sxm4-mig-r535.json")
-    proc = subprocess.Popen([sys.executable, "-m", "cudaenv", "top", "--json", "--interval", "0.2"],
+    proc = subprocess.Popen([*CUDAENV, "top", "--json", "--interval", "0.2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
                             env=env_with(fake_nvml_env(recording)))
     try:

@@ -3,13 +3,13 @@ was expected; the CLI exits 2 without a traceback."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cudaenv.project.config import ConfigError, load_project
+
+from tests.support.cli import cudaenv as run_cli
 
 VALID = """
 [project]
@@ -123,8 +123,7 @@ def test_bad_config_is_one_clear_error(tmp_path, case):
 
 def test_cli_exits_2_with_one_line_and_no_traceback(tmp_path):
     project_dir(tmp_path, "[project]\nnmae = 'x'\n", requirements=False)
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "resolve", str(tmp_path), "--no-detect"],
-                          capture_output=True, text=True)
+    proc = run_cli("resolve", str(tmp_path), "--no-detect")
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1

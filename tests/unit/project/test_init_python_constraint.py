@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
+
+from tests.support.cli import cudaenv, isolated_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -14,10 +14,7 @@ else:  # pragma: no cover
 
 
 def init(root):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_") or k == "CUDAENV_CACHE_DIR"}
-    env["CUDAENV_MATRIX_PATH"] = ""
-    return subprocess.run([sys.executable, "-m", "cudaenv", "init", str(root), "--no-lock", "--driver", "550.54.15",
-                           "--gpu", "A100"], capture_output=True, text=True, env=env, timeout=120)
+    return cudaenv("init", root, "--no-lock", "--driver", "550.54.15", "--gpu", "A100", env=isolated_env(), timeout=120)
 
 
 def test_without_a_python_constraint_init_pins_no_python(tmp_path):

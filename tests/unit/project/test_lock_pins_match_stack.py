@@ -5,9 +5,6 @@ cuda-toolkit 13 and nvidia-cudnn-cu13) under a CUDA 12.6 stack is a contradictio
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -17,6 +14,8 @@ from cudaenv.project.lock import make_lock
 from cudaenv.project.pins import pin_clashes
 from cudaenv.resolver.resolve import resolve
 from cudaenv.hosts.target import project_target
+
+from tests.support.cli import cudaenv, without_target_overrides
 
 PYPI_CUDA13 = ["torch==2.9.1", "cuda-toolkit==13.0.3.0", "nvidia-cuda-runtime==13.0.96",
                "nvidia-cudnn-cu13==9.24.0.43", "torchvision==0.24.1", "torchaudio==2.9.1"]
@@ -42,9 +41,7 @@ def write_lock(tmp_path, pinned):
 
 
 def cli(*args, cwd):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=120)
+    return cudaenv(*args, cwd=cwd, env=without_target_overrides(), timeout=120)
 
 
 def test_pypi_cuda13_pins_clash_with_a_cuda_12_6_stack(tmp_path):

@@ -3,8 +3,6 @@ one line naming the file and what is wrong (exit 2), never a traceback from deep
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from cudaenv.errors import UserError
 from cudaenv.project.lock import Lock, read_lock
 from cudaenv.resolver.resolve import resolve
 from tests.unit.resolver.helpers import constraints, host, matrix
+from tests.support.cli import cudaenv as run_cli
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +66,7 @@ def test_a_lock_that_is_not_utf8_is_bad_input_not_a_crash(tmp_path: Path):
 def test_the_cli_exits_2_without_a_traceback_on_a_damaged_lock(tmp_path: Path, valid_lock_text):
     (tmp_path / "cudaenv.toml").write_text('[project]\nname = "demo"\n[frameworks]\ntorch = "2.6"\n')
     (tmp_path / "cudaenv.lock").write_text(edited(valid_lock_text, lambda d: d.__setitem__("stack", 3)))
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "check", str(tmp_path), "--driver", "550.54.15"],
-                          capture_output=True, text=True)
+    proc = run_cli("check", str(tmp_path), "--driver", "550.54.15")
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "cudaenv.lock: stack: expected a table" in proc.stderr

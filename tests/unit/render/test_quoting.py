@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +36,8 @@ from cudaenv.resolver.model import Constraints
 from cudaenv.resolver.resolve import resolve
 from cudaenv.hosts.target import resolve_target
 from cudaenv.versions import parse_specifier
+
+from tests.support.cli import cudaenv as run_cli
 
 STUBBED = ("uv", "apt-get", "rm")
 
@@ -317,8 +318,7 @@ def test_config_rejects_index_urls_with_whitespace_quotes_or_other_schemes(tmp_p
 
 def test_hostile_config_value_is_a_one_line_error_with_exit_2(tmp_path):
     write_runtime_project(tmp_path, 'system_packages = ["curl; rm -rf /"]\n')
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "dockerfile", str(tmp_path)], capture_output=True,
-                          text=True, timeout=60)
+    proc = run_cli("dockerfile", str(tmp_path), timeout=60)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 
 import jinja2
 import jinja2.bccache
@@ -14,14 +12,15 @@ import pytest
 
 from cudaenv.core.resources import templates_dir
 
+from tests.support.cli import cudaenv as run_cli
+
 PROJECT = '[project]\nname = "bccache"\npython = "3.11"\n\n[cuda]\nversion = "12.4"\n\n[build]\nflavor = "runtime"\n'
 
 
 def dockerfile(project, cache) -> str:
     env = dict(os.environ, CUDAENV_CACHE_DIR=str(cache))
     env.pop("CUDAENV_NO_CACHE", None)
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "dockerfile", str(project)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    proc = run_cli("dockerfile", str(project), env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -32,8 +31,7 @@ def project(tmp_path):
     directory.mkdir()
     (directory / "cudaenv.toml").write_text(PROJECT)
     env = dict(os.environ, CUDAENV_CACHE_DIR=str(tmp_path / "lock-cache"))
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "lock", str(directory)], capture_output=True, text=True,
-                          env=env, timeout=120)
+    proc = run_cli("lock", str(directory), env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return directory
 

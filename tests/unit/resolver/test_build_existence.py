@@ -19,9 +19,6 @@ that does not exist is bad input naming the builds that do.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -29,6 +26,7 @@ from cudaenv.errors import MatrixError
 from cudaenv.matrix import load_matrix
 from cudaenv.resolver.model import Constraints, Host
 from cudaenv.resolver.resolve import UnknownVersion, resolve
+from tests.support.cli import cudaenv, without_target_overrides
 from tests.unit.resolver.helpers import constraints, host, matrix
 
 DRIVER_12_9 = "575.51.03"  # R575: CUDA 12.9 natively, 13.x not at all
@@ -163,9 +161,7 @@ def test_a_pin_of_a_build_that_exists_resolves_to_it():
 
 
 def _cli(*args, cwd=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "resolve", *args, "--json"], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=120)
+    proc = cudaenv("resolve", *args, "--json", env=without_target_overrides(), cwd=cwd, timeout=120)
     return proc.returncode, json.loads(proc.stdout)
 
 

@@ -4,9 +4,6 @@ they sat in an x86_64 machine: cudaenv's images and the wheels in its matrix are
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +12,7 @@ from cudaenv.matrix import load_matrix
 from cudaenv.resolver.check import check_stack
 from cudaenv.resolver.model import Host, TargetGpu
 from cudaenv.resolver.resolve import resolve
+from tests.support.cli import cudaenv, without_target_overrides
 from tests.unit.resolver.helpers import constraints, host, matrix
 
 ARM_HOSTED = ["GH200", "GB200", "GB300", "GB10", "Jetson AGX Orin", "Jetson Nano", "Jetson T5000"]
@@ -61,9 +59,7 @@ def test_check_says_why_a_resolved_stack_cannot_run_there():
 
 
 def _cli(*args):
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")}
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", *args, "--json"], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = cudaenv(*args, "--json", env=without_target_overrides(), timeout=120)
     return proc.returncode, json.loads(proc.stdout)
 
 
