@@ -7,13 +7,11 @@ from pathlib import Path
 import click
 
 from cudaenv.cli.output import emit_json, json_option
+from cudaenv.cli.params import DIRECTORY
 from cudaenv.errors import BuildError, UserError
 from cudaenv.images.build import BuildProgress, build_project, buildkit_available, report_build_error
 from cudaenv.matrix import load_matrix
 from cudaenv.project import load_project
-
-DIRECTORY = click.argument("directory", required=False, default=".",
-                           type=click.Path(file_okay=False, exists=True, path_type=Path))
 
 
 @click.command("dockerfile")

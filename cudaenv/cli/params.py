@@ -1,4 +1,4 @@
-"""Option types the command line shares, stricter than click's own.
+"""Arguments and option types the command line shares, stricter than click's own.
 
 click's ``int`` reads whatever Python's ``int()`` reads: ``２`` (a full-width digit) is 2 and a
 number of a hundred digits is a number. A count a user typed is bad input unless it is written in
@@ -7,7 +7,13 @@ ASCII digits and within reason, and the error says so in one line, exit 2.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+# The project directory most commands take as their one argument (default: here).
+DIRECTORY = click.argument("directory", required=False, default=".",
+                           type=click.Path(file_okay=False, exists=True, path_type=Path))
 
 
 class Count(click.ParamType):

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from cudaenv.cli.output import emit_json, json_option
-from cudaenv.cli.resolve_cmd import render_resolution
+from cudaenv.cli.resolving import render_resolution
 from cudaenv.cli.target import resolve_target, target_options
 from cudaenv.hosts.target import project_target
 from cudaenv.errors import UserError

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from cudaenv.cli.build_cmd import DIRECTORY
 from cudaenv.cli.output import emit_json, json_option
+from cudaenv.cli.params import DIRECTORY
 from cudaenv.errors import BuildError, UserError
 from cudaenv.images.build import BuildProgress, build_project, report_build_error
 
