@@ -1,6 +1,10 @@
-"""What cudaenv's images hold on disk, counted by layer identity; and removing unused stack bases.
+"""From a resolved stack to an image: the Dockerfile rendered from templates (``render``), the
+project image's plan and tags (``plan``), whether the image is current (``key``: a hash of every
+input of its render, so ``run`` skips relocking and rendering while nothing changed), the build
+that ``build``, ``run``, ``push`` and the exports call (``build``), the shared stack bases
+(``stackbase``), publishing and pushing them (``publish``, ``push``), and what images hold on disk.
 
-Projects on one stack start FROM the same stack base image (``cudaenv.images.stackbase``), so its layers
+Disk: projects on one stack start FROM the same stack base image (``cudaenv.images.stackbase``), so its layers
 are stored once however many projects use it. ``docker system df`` cannot show that: it calls
 every layer of an image that another image also lists "shared", even when two images hold copies
 of the same content under different layer IDs (a framework layer built twice). Here a layer is
