@@ -17,7 +17,7 @@ from packaging.specifiers import SpecifierSet
 from cudaenv.errors import UserError, shown
 from cudaenv.project.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
-from cudaenv.project.locate import CONFIG_FILE, ConfigError, find_config, read_config_file  # noqa: F401 - re-exported
+from cudaenv.project.locate import CONFIG_FILE, ConfigError, config_label, find_config, read_config_file  # noqa: F401 - re-exported
 from cudaenv.versions import is_driver_version, is_numeric, parse_specifier, specifier_example
 
 SCHEMA: dict[str, tuple[str, ...]] = {
@@ -367,14 +367,6 @@ def load_project(directory: str | Path, *, required: bool = True) -> Project:
         return parse_config(root, {}, str(root / CONFIG_FILE), None)
     data, where = read_config_file(path)
     return parse_config(root, data, where, path)
-
-
-def config_label(project: Project) -> str:
-    """How messages name the project's configuration (``…/pyproject.toml [tool.cudaenv]``)."""
-    if project.config_path is None:
-        return str(project.root / CONFIG_FILE)
-    suffix = " [tool.cudaenv]" if project.config_path.name == "pyproject.toml" else ""
-    return f"{project.config_path}{suffix}"
 
 
 def resolve_project(matrix, project: Project, host, constraints=None, *, from_flags=(), explain: bool = True):

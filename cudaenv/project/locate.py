@@ -99,3 +99,11 @@ def read_config_file(path: Path) -> tuple[dict, str]:
             raise ConfigError(f"{path}: tool.cudaenv: expected a table")
         return tool, f"{path} [tool.cudaenv]"
     return data, str(path)
+
+
+def config_label(project) -> str:
+    """How messages name the project's configuration (``…/pyproject.toml [tool.cudaenv]``)."""
+    if project.config_path is None:
+        return str(project.root / CONFIG_FILE)
+    suffix = " [tool.cudaenv]" if project.config_path.name == "pyproject.toml" else ""
+    return f"{project.config_path}{suffix}"

@@ -40,7 +40,7 @@ def recognized(url: str, own_indexes) -> str | None:
 
 def served_by(matrix, project) -> str | None:
     """What the project's framework index serves (``Constraints.framework_index``)."""
-    from cudaenv.project.config import ConfigError, config_label
+    from cudaenv.project.locate import ConfigError, config_label
     from cudaenv.resolver.resolve import own_indexes
 
     index = os.environ.get(INDEX_ENV) or project.build.framework_index

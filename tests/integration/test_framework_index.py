@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
+from tests.support.cli import cudaenv
 
 from cudaenv.matrix import load_matrix
 from tests.integration.test_init_lock import pins, read_toml, run_cli
@@ -185,8 +185,7 @@ def test_init_with_pypi_as_the_only_index_gives_a_lock_uv_installs(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "UV_", "PIP_"))}
     env.update(CUDAENV_CACHE_DIR=os.environ.get("CUDAENV_CACHE_DIR", ""), CUDAENV_MATRIX_PATH="",
                CUDAENV_FRAMEWORK_INDEX="https://pypi.org/simple")
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "init", str(root), *HOST_550_A100], env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = cudaenv("init", str(root), *HOST_550_A100, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     locked = read_toml(root / "cudaenv.lock")
     assert locked["stack"]["frameworks"]["torch"] == "2.10.0" and locked["stack"]["cuda"] == "12.8"

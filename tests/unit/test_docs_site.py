@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import cudaenv
 
 from tests.support.docs import DOCS, README, ROOT
 
@@ -110,8 +111,7 @@ def test_every_docs_page_is_linked_from_the_readme():
 
 def help_commands(*group: str) -> list[str]:
     """The subcommands `cudaenv [GROUP] --help` lists: what a user sees, whatever module defines them."""
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", *group, "--help"], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    proc = cudaenv(*group, "--help", timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     listing = proc.stdout.split("\nCommands:\n", 1)[1]
     return re.findall(r"^  ([a-z][a-z-]*)(?:\s|$)", listing, re.M)

@@ -9,10 +9,7 @@ installed torch and JAX wheels reported about themselves. See the recording's SO
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +19,7 @@ from cudaenv.hosts.detect import QUERY_FIELDS, _CUDA_VERSION, DetectedGpu, from_
 from cudaenv.matrix import load_matrix
 from cudaenv.hosts import nvml
 from cudaenv.monitor.sample import take_sample, to_json
+from tests.support.cli import cudaenv, without_target_overrides
 from tests.support.nvml_recordings import fake_nvml_env
 
 RECORDING = Path(__file__).resolve().parents[2] / "fixtures" / "gpu-recorded" / "h100-r580"
@@ -96,11 +94,8 @@ def test_nvml_replayed_gives_the_host_cudaenv_printed_on_the_real_machine(replay
 
 
 def test_resolve_on_replayed_nvml_describes_the_host_as_it_did_on_the_real_machine(tmp_path):
-    env = {**os.environ, **fake_nvml_env(RECORDING / "nvml-idle.json"), "CUDAENV_NO_CACHE": "1"}
-    env.pop("CUDAENV_DRIVER_VERSION", None)
-    env.pop("CUDAENV_GPUS", None)
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "resolve", "--json", "--torch", "2.9.0"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=120)
+    env = {**without_target_overrides(), **fake_nvml_env(RECORDING / "nvml-idle.json")}
+    proc = cudaenv("resolve", "--json", "--torch", "2.9.0", cwd=tmp_path, env=env, timeout=120)
     printed = recorded("cudaenv-resolve.json")["json"]
 
     assert json.loads(proc.stdout)["host"] == printed["host"]

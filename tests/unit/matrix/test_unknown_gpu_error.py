@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import cudaenv as run_cli, without_target_overrides
 
 from cudaenv.errors import UserError
 from cudaenv.matrix import load_matrix
@@ -17,8 +17,7 @@ from cudaenv.hosts.target import gpu_by_name
 
 
 def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_DRIVER") and k != "CUDAENV_GPUS"}
-    return subprocess.run([sys.executable, "-m", "cudaenv", *args], capture_output=True, text=True, cwd=cwd, env=env)
+    return run_cli(*args, cwd=cwd, env=without_target_overrides())
 
 
 def test_an_unknown_gpu_on_the_command_line_points_at_compute_capability():
@@ -41,8 +40,7 @@ def test_the_json_error_object_carries_the_same_pointer():
 def test_an_unknown_gpu_in_the_environment_points_at_the_option():
     env = {**os.environ, "CUDAENV_GPUS": "Quadro Imaginary 9000"}
     env.pop("CUDAENV_DRIVER_VERSION", None)
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "resolve", "--torch", "2.6"], capture_output=True,
-                          text=True, env=env)
+    proc = run_cli("resolve", "--torch", "2.6", env=env)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("cudaenv: error: CUDAENV_GPUS: unknown GPU 'Quadro Imaginary 9000'")
     assert "--compute-capability X.Y" in proc.stderr
