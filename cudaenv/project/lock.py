@@ -568,7 +568,7 @@ def wheel_problems(project: Project, lock: Lock) -> list[str]:
     a wheel for the locked Python and platform. One ``uv pip compile --no-deps`` of the pins, wheels
     only, against the same indexes and uv's own cache of their pages: no wheel is downloaded.
     Packages in [build] build_from_source are allowed their sdist."""
-    from cudaenv.project.wheels import missing_wheel
+    from cudaenv.project.wheels import missing_wheel, requirement_name
 
     stack = lock.resolved_stack()
     if not lock.pinned:
@@ -588,7 +588,7 @@ def wheel_problems(project: Project, lock: Lock) -> list[str]:
     if culprit is not None:
         return [f"{culprit} has no wheel for Python {stack.python} on {platform}: the image could not install it "
                 f"without compiling it (run `cudaenv lock` to choose a Python every requirement has wheels for, "
-                f'or allow it with [build] build_from_source = ["{culprit.split("=")[0].rstrip("<>!~")}"])']
+                f'or allow it with [build] build_from_source = ["{requirement_name(culprit)}"])']
     detail = "; ".join(line.strip() for line in proc.stderr.splitlines()
                        if line.strip() and not line.startswith("warning:"))[:400]
     return [f"the pinned packages cannot be installed on Python {stack.python} ({platform}): {detail}"]

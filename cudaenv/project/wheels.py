@@ -66,11 +66,12 @@ class NoWheels(CudaenvError):
 
     @property
     def name(self) -> str:
-        return canonicalize_name(_requirement_name(self.requirement))
+        return requirement_name(self.requirement)
 
 
-def _requirement_name(text: str) -> str:
-    return re.split(r"[\s<>=!~\[;@]", text.strip(), maxsplit=1)[0]
+def requirement_name(text: str) -> str:
+    """``"numpy>=1.20,<1.22"`` -> ``"numpy"`` (normalized): the package a requirement uv printed names."""
+    return canonicalize_name(re.split(r"[\s<>=!~\[;@]", text.strip(), maxsplit=1)[0])
 
 
 # "Because numpy==1.26.4 has no usable wheels and ...", "... numpy>=1.20.0,<=1.21.6 has no wheels

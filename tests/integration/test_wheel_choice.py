@@ -256,28 +256,54 @@ def test_lock_check_passes_when_every_pin_has_a_wheel(tmp_path, index, overlay):
 
 _NAMES = itertools.count()
 CPYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+ALL_PYTHONS = tuple(f"3.{m}" for m in range(6, 17))
+
+
+def key(python: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in python.split("."))
+
+
+# one wheel: a CPython-specific build, a stable-ABI build (that CPython and every later one), or a
+# pure-Python py3 wheel (every Python)
+WHEEL = st.one_of(st.tuples(st.just("cp"), st.sampled_from(CPYTHONS)),
+                  st.tuples(st.just("abi3"), st.sampled_from(CPYTHONS)), st.tuples(st.just("py3"), st.just("")))
+
+
+def wheel_tag(kind: str, python: str) -> str:
+    nodot = python.replace(".", "")
+    return {"cp": f"cp{nodot}-cp{nodot}-manylinux_2_17_x86_64", "abi3": f"cp{nodot}-abi3-manylinux_2_17_x86_64",
+            "py3": "py3-none-any"}[kind]
+
+
+def installs_on(kind: str, python: str) -> set[str]:
+    """The Pythons a wheel of that kind installs on, by the wheel spec's rules (independent of cudaenv)."""
+    if kind == "py3":
+        return set(ALL_PYTHONS)
+    return {python} if kind == "cp" else {p for p in ALL_PYTHONS if key(p) >= key(python)}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(tags=st.lists(st.sets(st.sampled_from(CPYTHONS), min_size=1, max_size=4), min_size=1, max_size=3))
-def test_property_the_chosen_python_has_a_wheel_for_every_pinned_package(tmp_path_factory, index, overlay, tags):
+@given(packages=st.lists(st.sets(WHEEL, min_size=1, max_size=3), min_size=1, max_size=3))
+def test_property_the_chosen_python_has_a_wheel_for_every_pinned_package(tmp_path_factory, index, overlay, packages):
     run = next(_NAMES)
-    names = [f"gen{run}x{i}" for i in range(len(tags))]
-    for name, pythons in zip(names, tags):
-        publish(index, name, "1.0", sorted(pythons))
+    names = [f"gen{run}x{i}" for i in range(len(packages))]
+    for name, wheels in zip(names, packages):
+        for kind, python in sorted(wheels):
+            index.add(name, "1.0", tag=wheel_tag(kind, python))
+    covers = [set().union(*(installs_on(kind, python) for kind, python in wheels)) for wheels in packages]
     directory = project(tmp_path_factory.mktemp("property"), ">=2.98", [f"{n}==1.0" for n in names], name=f"prop{run}")
     proc = run_cli("lock", directory, index=index, overlay=overlay)
-    common = set(FRAMEWORK_PYTHONS).intersection(*tags)
+    common = set(FRAMEWORK_PYTHONS).intersection(*covers)
     if common:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         python = lock_of(directory)["stack"]["python"]
-        assert all(python in pythons for pythons in tags)  # a wheel for every pinned package
-        assert python == max(common, key=lambda p: tuple(map(int, p.split("."))))  # and the newest such
+        assert all(python in pythons for pythons in covers)  # a wheel for every pinned package
+        assert python == max(common, key=key)  # and the newest such Python
     else:
         assert proc.returncode == 1, proc.stdout + proc.stderr
         named = re.search(r"- (gen\d+x\d+)==1\.0 has wheels for Python", proc.stdout)
         assert named, proc.stdout
-        missing_all = [n for n, p in zip(names, tags) if not p & set(FRAMEWORK_PYTHONS)]
+        missing_all = [n for n, p in zip(names, covers) if not p & set(FRAMEWORK_PYTHONS)]
         if missing_all:  # a package whose wheels miss every candidate is the one named
             assert named.group(1) in missing_all
         else:
