@@ -604,12 +604,47 @@ def installable(matrix, project: Project, host, result, constraints=None):
 
     if not result.ok or not project.requirements:
         return result
+    if constraints is None or constraints == project.constraints:
+        answered = _locked_answer(matrix, project, host, result)
+        if answered is not None:  # a current lock has answered the question already: no uv, no network
+            return answered
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
     try:
         chosen, _ = choose(matrix, constraints or project.constraints, host, result,
                            wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
     except IndexUnreachable as exc:
-        return replace(result, problems=result.problems + (Problem("wheels-unchecked", f"wheels not checked: {exc}"),))
+        why = str(exc).replace("; nothing was locked", "")
+        return replace(result, problems=result.problems + (Problem("wheels-unchecked", f"wheels not checked: {why}"),))
     except LockError:  # a clash uv reports; `cudaenv lock` says it in full
         return result
     return chosen
+
+
+def _locked_answer(matrix, project: Project, host, result):
+    """The resolution a current cudaenv.lock recorded for this host, or None (no lock, a stale or
+    unreadable one, another host): its stack is the resolver's best, or the best on the older
+    Python the lock moved to for wheels."""
+    from cudaenv.errors import CudaenvError
+    from cudaenv.project.wheels import eol_caveat, stack_for_python
+    from cudaenv.resolver.model import Problem
+    from cudaenv.target import project_target
+
+    try:
+        lock = read_lock(project.lock_path)
+        if lock is None or project_target(matrix, project).host != host:
+            return None
+    except CudaenvError:
+        return None
+    if lock.matrix_revision != matrix.revision or lock.inputs_hash not in (
+            inputs_hash(project), inputs_hash(project, whole_run=True)):
+        return None
+    if lock.stack == _without_none(result.stack.as_dict()):
+        return result
+    python = lock.stack.get("python")
+    moved = stack_for_python(matrix, project.constraints, host, python) if isinstance(python, str) else None
+    if moved is None or not moved.ok or _without_none(moved.stack.as_dict()) != lock.stack:
+        return None
+    note = Problem("python-from-wheels", f"Python {python}: the newest on which every requirement has wheels "
+                                         f"(as {project.lock_path.name} recorded)")
+    caveat = eol_caveat(python)
+    return replace(moved, problems=moved.problems + (note,) + ((caveat,) if caveat else ()))

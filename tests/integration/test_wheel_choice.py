@@ -148,6 +148,18 @@ def test_lock_check_accepts_a_lock_whose_python_moved_for_wheels(tmp_path, index
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_resolve_dir_gives_a_current_locks_answer_without_asking_the_index(tmp_path, index, overlay):
+    publish(index, "oldpin", "1.0", ["3.9"])
+    directory = project(tmp_path, ">=2.98", ["oldpin==1.0"])
+    assert run_cli("lock", directory, index=index, overlay=overlay).returncode == 0
+    # no index override now: PyPI has no oldpin, so only the lock can say Python 3.9
+    proc = run_cli("resolve", directory, "--json", overlay=overlay)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    payload = json.loads(proc.stdout)
+    assert (payload["stack"]["python"], payload["stack"]["frameworks"]["torch"]) == ("3.9", "2.98.0")
+    assert any("(as cudaenv.lock recorded)" in p["message"] for p in payload["problems"])
+
+
 def test_resolve_dir_init_and_lock_choose_the_same_python(tmp_path, index, overlay):
     publish(index, "oldpin", "1.0", ["3.10"])
     directory = project(tmp_path, ">=2.98", ["oldpin==1.0", "torch>=2.98"])
