@@ -85,7 +85,10 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     # the stack `cudaenv lock` would pin: resolved for the project's [target], not for any host
     from cudaenv.project.config import resolve_project
 
-    result = resolve_project(matrix, project, project_target(matrix, project).host)
+    from cudaenv.project.lock import installable
+
+    declared = project_target(matrix, project).host
+    result = installable(matrix, project, declared, resolve_project(matrix, project, declared))  # as lock chooses
     if not result.ok:
         reasons = "; ".join(result.reasons)
         raise NoStackForConfiguration(f"{project.config_path}: the configuration admits no stack: {reasons}")

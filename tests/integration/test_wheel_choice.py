@@ -217,6 +217,15 @@ def test_resolve_init_lock_and_plan_give_the_same_no(tmp_path, index, overlay):
     assert all(fix.removeprefix("→ ") in " ".join(plan_lines) for fix in expected if fix.startswith("→"))
 
 
+def test_check_dir_without_a_lock_judges_what_lock_would_pin(tmp_path, index, overlay):
+    publish(index, "oldpin", "1.0", ["3.9"])
+    directory = project(tmp_path, "==2.99.0", ["oldpin==1.0"])
+    proc = run_cli("check", directory, "--driver", "570.124.06", "--gpu", "A100", index=index, overlay=overlay)
+    # check's contract for a configuration that admits no stack: bad input for it (exit 2), saying why
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "oldpin==1.0 has wheels for Python 3.9; torch 2.99.0 for 3.11–3.13" in proc.stdout + proc.stderr
+
+
 def test_resolve_json_no_names_the_requirement_as_a_problem(tmp_path, index, overlay):
     publish(index, "oldpin", "1.0", ["3.9"])
     directory = project(tmp_path, "==2.99.0", ["oldpin==1.0"])
