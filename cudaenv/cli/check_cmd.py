@@ -85,7 +85,10 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     # the stack `cudaenv lock` would pin: resolved for the project's [target], not for any host
     from cudaenv.project.config import resolve_project
 
-    result = resolve_project(matrix, project, project_target(matrix, project).host)
+    from cudaenv.project.lock import installable
+
+    declared = project_target(matrix, project).host
+    result = installable(matrix, project, declared, resolve_project(matrix, project, declared))  # as lock chooses
     if not result.ok:
         reasons = "; ".join(result.reasons)
         raise NoStackForConfiguration(f"{project.config_path}: the configuration admits no stack: {reasons}")
@@ -163,10 +166,17 @@ def check(directory, image, drivers, gpus, compute_capabilities, no_detect, node
         verdict = check_stack(matrix, stack, host)
         results.append({"stack": _stack_summary(stack), "source": source,
                         "host": {"driver": host.driver, "gpus": [g.label for g in host.gpus]}, **verdict.as_dict()})
-    compatible = all(r["compatible"] for r in results)
+    wheels, unchecked = _lock_wheels(directory, image, options, file)
+    compatible = all(r["compatible"] for r in results) and not wheels
     if as_json:
-        emit_json({"compatible": compatible, "results": results})
+        locked = {} if wheels is None else {"wheels": wheels, "wheels_unchecked": unchecked}  # a lock's pins
+        emit_json({"compatible": compatible, "results": results, **locked})
     else:
+        wheels = wheels or []
+        for reason in wheels:
+            click.echo(f"✗ {file}: {reason}")
+        if unchecked:
+            click.echo(f"! {file}: wheels not checked: {unchecked}")
         summary = _stack_summary(stack)
         click.echo(f"stack: {summary['frameworks'] or 'CUDA runtime'} | CUDA {stack.cuda} | Python {stack.python} ({source})")
         for host, result in zip(hosts, results):
@@ -184,12 +194,33 @@ def check(directory, image, drivers, gpus, compute_capabilities, no_detect, node
         click.echo(f"{bad} of {len(results)} host(s) cannot run this stack" if bad else
                    f"compatible with all {len(results)} host(s)")
         if output_format == "github":
+            for reason in wheels:
+                click.echo(annotation("error", file, reason))
             for host, result in zip(hosts, results):
                 for reason in result["reasons"]:
                     click.echo(annotation("error", file, f"{_host_label(host)}: {reason}"))
                 for caveat in result["caveats"]:
                     click.echo(annotation("warning", file, f"{_host_label(host)}: {caveat}"))
     click.get_current_context().exit(0 if compatible else 1)
+
+
+def _lock_wheels(directory, image, options, file) -> tuple[list[str] | None, str | None]:
+    """For a project's lock: why its pins cannot install from wheels on its Python (empty when they
+    can; None when the stack is not a lock's), and why that could not be asked (an index out of
+    reach: a caveat, as in `cudaenv lock --check`)."""
+    if image or constraints_from_options(options) is not None or not file or not file.endswith("cudaenv.lock"):
+        return None, None
+    from cudaenv.project import load_project
+    from cudaenv.project.lock import IndexUnreachable, read_lock, wheel_problems
+
+    project = load_project(directory or ".")
+    lock = read_lock(project.lock_path)
+    if lock is None:
+        return None, None
+    try:
+        return wheel_problems(project, lock), None
+    except IndexUnreachable as exc:
+        return [], str(exc)
 
 
 def _project_features(matrix, directory):

@@ -41,12 +41,10 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
     if nodes_file is not None:
         _plan_nodes(matrix, directories, projects, nodes_file, as_json)
         return
-    from cudaenv.project.config import project_constraints
-
-    entries = list(zip(_labels(projects), (project_constraints(matrix, p) for p in projects)))
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
-    result = plan(matrix, entries, target.host)
+    entries, refused = _wheel_decided(matrix, projects, target.host)
+    result = plan(matrix, entries, target.host, refused)
     by_name = dict(zip((name for name, _ in entries), projects))
     bases = {p.name: _stack_base(matrix, p.stack) for p in result.projects if p.stack is not None}
     differs = {p.name: _lock_differences(by_name[p.name], p.stack) for p in result.projects if p.stack is not None}
@@ -127,6 +125,30 @@ def _lock_differences(project, stack) -> list[tuple[str, str]]:
         found.append((", ".join(f"{n} {v}" for n, v in frameworks.items()) or "no framework",
                       ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "no framework"))
     return found
+
+
+def _wheel_decided(matrix, projects, host):
+    """Each project's constraints with the Python its whole project installs on from wheels (as
+    `cudaenv lock` chooses it), and the projects for which no Python does, with why."""
+    from dataclasses import replace
+
+    from packaging.specifiers import SpecifierSet
+
+    from cudaenv.project.config import project_constraints
+    from cudaenv.project.lock import installable
+    from cudaenv.resolver.resolve import resolve
+
+    entries, refused = [], {}
+    for label, project in zip(_labels(projects), projects):
+        constraints = project_constraints(matrix, project)  # among the builds its framework index serves
+        alone = resolve(matrix, constraints, host, explain=False)
+        chosen = installable(matrix, project, host, alone)
+        if alone.ok and not chosen.ok:
+            refused[label] = chosen
+        elif alone.ok and chosen.stack.python != alone.stack.python:
+            constraints = replace(constraints, python=SpecifierSet(f"=={chosen.stack.python}"))
+        entries.append((label, constraints))
+    return entries, refused
 
 
 def _labels(projects) -> list[str]:

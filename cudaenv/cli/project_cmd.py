@@ -78,14 +78,29 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
         from cudaenv.project.lock import IndexUnreachable
 
         click.echo("pinning the requirements with uv …", err=True)
-        try:
-            locked, lock = lock_project(project, matrix)
+        try:  # what init detected, not the floors it writes: the Python (and framework) may still move
+            locked, lock = lock_project(project, matrix, plan.constraints)
         except IndexUnreachable as exc:  # the configuration is right; only the network is missing
             locked, lock, pending = None, None, str(exc)
-        if lock is None and pending is None:  # the written [target] differs from what init resolved for
-            click.echo(render_resolution(locked, "the [target] written to cudaenv.toml"), err=True)
+        if lock is None and pending is None:  # no Python every requirement has wheels for, or [target] differs
+            if as_json:
+                emit_json({"ok": False, "found": detected.found, "resolution": locked.as_dict(), "written": []})
+            else:
+                _print_found(detected)
+                click.echo(render_resolution(locked, target.describe()))
+                click.echo("nothing written: fix the pins above, or pass the target host with --driver/--gpu")
             click.get_current_context().exit(1)
         if lock is not None:
+            if locked.stack != result.stack:  # the whole project chose an older Python: write what was locked
+                from cudaenv.project.lock import make_lock
+
+                result = locked
+                text = render_config(directory.resolve().name, detected, plan, result.stack, target.host,
+                                     requirement_files, known_gpu=lambda name: matrix.find_gpu(name) is not None)
+                project = parse_config(directory, tomlkit.parse(text).unwrap(),
+                                       f"{config_path} (as init would write it)", config_path)
+                lock = make_lock(project, result.stack, matrix_revision=matrix.revision, target=lock.target,
+                                 pinned=list(lock.pinned))
             lock_text = lock.as_toml()
             written.append(str(project.lock_path))
             result = locked  # what the lock holds is what init resolved (the wheels' CUDA where it differs)
@@ -129,9 +144,19 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
     project = load_project(directory)
     matrix = load_matrix()
     if check:
+        from cudaenv.project.lock import IndexUnreachable, wheel_problems
+
         _lock, reasons = current_lock(project, matrix)
+        unchecked = None
+        if _lock is not None and not reasons:  # a current lock must also install: wheels for every pin
+            try:
+                reasons = wheel_problems(project, _lock)
+            except IndexUnreachable as exc:  # nothing could install from there either; say so, do not guess
+                unchecked = str(exc)
+                click.echo(f"! {project.lock_path}: wheels not checked: {unchecked}", err=True)
         if as_json:
-            emit_json({"ok": not reasons, "lock": str(project.lock_path), "stale": reasons})
+            emit_json({"ok": not reasons, "lock": str(project.lock_path), "stale": reasons,
+                       **({"wheels_unchecked": unchecked} if unchecked else {})})
         else:
             for reason in reasons:
                 click.echo(f"✗ {project.lock_path}: {reason}")

@@ -102,6 +102,9 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
         flagged = () if from_flags is None else (
             tuple(name for name, _ in from_flags.frameworks) + (("os",) if from_flags.os else ()))
         result = resolve_project(matrix, project, target.host, constraints, from_flags=flagged)
+        from cudaenv.project.lock import installable
+
+        result = installable(matrix, project, target.host, result, constraints)  # the whole project decides
     else:
         result = resolve(matrix, constraints, target.host)
     if as_json:

@@ -111,6 +111,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         system_packages=project.build.system_packages,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=lock_hash(lock_text), jupyter=project.run.jupyter,
+        build_from_source=project.build.build_from_source, cuda_arch_list=_target_capabilities(matrix, project),
     )
     base = None if standalone else plan_base(matrix, stack, settings, ca_cert=project.build.ca_cert, netrc=netrc)
     if base is not None:
@@ -126,3 +127,12 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     inputs = hashlib.sha256(f"{dockerfile}\0{dockerignore}".encode()).hexdigest()[:32]
     return ImagePlan(project, lock, stack, dockerfile, dockerignore, inputs, buildkit, netrc, base)
 
+
+def _target_capabilities(matrix, project) -> tuple[str, ...]:
+    """The compute capabilities of the project's [target] GPUs: what a CUDA extension that
+    [build] build_from_source compiles must carry (empty without one, or without such packages)."""
+    if not project.build.build_from_source:
+        return ()
+    from cudaenv.hosts.target import project_target
+
+    return tuple(sorted({g.compute_capability for g in project_target(matrix, project).host.gpus}))

@@ -126,6 +126,10 @@ class BuildSettings:
     stack_base: str | None = None
     stack_base_name: str = ""  # its readable name, for the Dockerfile's comment
     jupyter: bool = False  # JupyterLab in a layer of its own, after the frameworks (shared stack stays shared)
+    # [build] build_from_source: the only packages the requirements layer may compile (everything
+    # else, in every layer, installs from wheels only), and the GPUs' capabilities for CUDA extensions
+    build_from_source: tuple[str, ...] = ()
+    cuda_arch_list: tuple[str, ...] = ()
 
 
 def flavor_reason(stack: Stack) -> str:
@@ -144,6 +148,19 @@ def flavor_reason(stack: Stack) -> str:
 
 def stack_label(stack: Stack) -> str:
     return json.dumps(stack.as_dict(), sort_keys=True, separators=(",", ":"))
+
+
+def _build_env(stack: Stack, settings: BuildSettings) -> list[tuple[str, str]]:
+    """The environment of the step that builds [build] build_from_source packages: on the devel
+    flavor (nvcc in the image), CUDA extensions compile for the target GPUs (TORCH_CUDA_ARCH_LIST,
+    read by torch.utils.cpp_extension; the builds' own SASS list when no GPU is declared)."""
+    if not settings.build_from_source or stack.flavor != "devel":
+        return []
+    archs = settings.cuda_arch_list or stack.compute_capabilities
+    env = [("CUDA_HOME", "/usr/local/cuda")]
+    if archs:
+        env.append(("TORCH_CUDA_ARCH_LIST", ";".join(sorted(set(archs), key=lambda c: tuple(map(int, c.split(".")))))))
+    return env
 
 
 def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tuple[int, ...] = ()) -> dict:
@@ -165,6 +182,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "org.opencontainers.image.base.name": with_registry(stack.base_image, settings.base_registry),
         "org.opencontainers.image.vendor": "built with cudaenv",
     }
+    from cudaenv.project.wheels import no_build_options  # one definition for the lock and the image
     from cudaenv.core.references import check_reference
 
     base_image = check_reference(with_registry(stack.base_image, settings.base_registry), "the stack's base image")
@@ -185,7 +203,13 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "buildkit": settings.buildkit,
         "ca_cert": settings.ca_cert,
         "netrc": settings.netrc,
-        "system_packages": list(settings.system_packages),
+        # a compiler only for a project that builds something from source
+        "system_packages": list(settings.system_packages) + (
+            ["build-essential"] if settings.build_from_source and "build-essential" not in settings.system_packages
+            else []),
+        "no_build": no_build_options(),
+        "requirements_build": no_build_options(settings.build_from_source),
+        "build_env": _build_env(stack, settings),
         "compat_package": compat_package,
         "compat_entrypoint_b64": compat_entrypoint_b64() if compat_package else "",
         "python_index": settings.python_index,

@@ -26,7 +26,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "cuda": ("version", "cudnn"),
     "target": ("driver", "gpus", "compute_capabilities"),
     "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index",
-              "framework_index_mirrors", "ca_cert"),
+              "framework_index_mirrors", "ca_cert", "build_from_source"),
     "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits", "jupyter"),
     "cluster": ("slurm",),
 }
@@ -35,6 +35,8 @@ CLUSTER_SLURM_KEYS = ("features",)
 
 # Debian policy 5.6.1: lower case letters, digits, + - . ; at least two characters; starts alphanumeric
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+# PEP 508 distribution names (what [build] build_from_source lists)
+PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SHM_SIZE = re.compile(r"^[0-9]{1,12}(?:\.[0-9]{1,6})?[bkmgBKMG]?$")
@@ -62,6 +64,9 @@ class BuildConfig:
     # https://download.pytorch.org/whl/cu126 (cudaenv.project.served)
     framework_index_mirrors: str = ""
     ca_cert: Path | None = None
+    # the only packages the image may compile from a source distribution (normalized names); every
+    # other install step is wheels only (uv's --only-binary :all:), see cudaenv.project.wheels
+    build_from_source: tuple[str, ...] = ()
 
 
 # NVIDIA's recommendation for NCCL and deep-learning containers: unlimited locked memory, a 64 MiB stack
@@ -267,6 +272,11 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
 
         refuse_userinfo(mirrors, f"{where}: build.framework_index_mirrors")
     indexes["framework_index_mirrors"] = mirrors.lower() if mirrors.lower() == "pypi" else mirrors
+    from_source = []
+    for package in reader.str_list(build, "build", "build_from_source"):
+        if not PACKAGE_NAME.fullmatch(package.strip()):
+            raise reader.fail("build.build_from_source", "package names as on PyPI (letters, digits, - _ .)", package)
+        from_source.append(re.sub(r"[-_.]+", "-", package.strip()).lower())
     ca_text = reader.str(build, "build", "ca_cert", "") or ""
     ca_cert = None
     if ca_text:
@@ -348,7 +358,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         target=TargetConfig(driver=driver.strip() if driver else None, gpus=reader.str_list(target, "target", "gpus"),
                             compute_capabilities=ccs),
         build=BuildConfig(flavor=flavor, os=build.get("os"), system_packages=packages, base_registry=base_registry,
-                          ca_cert=ca_cert, **indexes),
+                          ca_cert=ca_cert, build_from_source=tuple(dict.fromkeys(from_source)), **indexes),
         run=RunConfig(gpus=gpus_text, shm_size=shm, ipc=ipc, env=tuple(sorted((k, str(v)) for k, v in env.items())),
                       ports=tuple(ports), command=tuple(command),
                       ulimits=tuple((n, s, h) for n, (s, h) in sorted(ulimits.items())), jupyter=jupyter),

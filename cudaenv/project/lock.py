@@ -19,12 +19,13 @@ import subprocess
 import sys
 import tempfile
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError, UserError
 from cudaenv.project.config import INDEX_URL, Project
+from cudaenv.project.wheels import manylinux_platform  # noqa: F401 - where lock callers have found it
 from cudaenv.resolver.model import Stack
 
 if sys.version_info >= (3, 11):
@@ -243,12 +244,6 @@ def changed_inputs(lock: Lock, project: Project) -> str | None:
     return "; ".join(parts) or None
 
 
-def manylinux_platform(stack: Stack) -> str:
-    """uv's --python-platform for the image's C library (Ubuntu 18.04 / CentOS 7 are glibc 2.17-2.27)."""
-    old = any(marker in stack.base_image for marker in ("ubuntu18.04", "ubuntu16.04", "centos7", "ubi7"))
-    return "x86_64-manylinux_2_17" if old else "x86_64-manylinux_2_28"
-
-
 def env_index(name: str) -> str | None:
     return check_index_url(os.environ.get(name) or None, name)
 
@@ -350,45 +345,67 @@ def check_requirements_file(path: Path, label: str) -> None:
 
 
 def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | None = None) -> list[str]:
-    """Pin the project's requirements together with the framework build, for the image's Python."""
+    """Pin the project's requirements together with the framework build, for the image's Python,
+    from wheels only (but for [build] build_from_source): a requirement with no wheel for this
+    Python raises ``NoWheels`` naming it, so the caller can try an older Python."""
     if not project.requirements and not stack.requirements:
         return []
     for relative in project.requirements:
         if relative.name != "pyproject.toml":
             check_requirements_file(project.root / relative, str(project.root / relative))
+    root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
     with tempfile.TemporaryDirectory(prefix="cudaenv-lock-") as tmp:
         frameworks_in = Path(tmp) / "frameworks.in"
         frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
-        argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
-                "--python-version", stack.python, "--python-platform", manylinux_platform(stack)]
-        for link in stack.find_links:
-            argv += ["--find-links", link]
-        root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
-        argv += [str(frameworks_in), *(str(root / r) for r in project.requirements)]
-        # indexes go through the environment, credentials through a private netrc: never argv
-        py_index = python_index(project)
-        extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
-        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_DEFAULT_INDEX=strip_credentials(py_index))
-        env.pop("UV_INDEX", None)
-        if extra and strip_credentials(extra) != strip_credentials(py_index):  # PyPI's build: one index
-            env["UV_INDEX"] = strip_credentials(extra)
-        netrc = index_netrc(py_index, extra)
-        if netrc:
-            netrc_file = Path(tmp) / "netrc"
-            netrc_file.touch(mode=0o600)
-            netrc_file.write_text(netrc)
-            env["NETRC"] = str(netrc_file)
-        if ca_bundle:
-            env["SSL_CERT_FILE"] = ca_bundle
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root)
+        proc = run_uv_compile(project, stack, [str(frameworks_in), *(str(root / r) for r in project.requirements)],
+                              tmp, ca_bundle=ca_bundle)
     if proc.returncode != 0:
+        from cudaenv.project.wheels import NoWheels, missing_wheel
+
         unreachable = unreachable_index(proc.stderr)
         if unreachable:
             raise IndexUnreachable(unreachable)
-        detail = "\n".join(line for line in proc.stderr.strip().splitlines() if line.strip())
+        detail = "\n".join(line for line in proc.stderr.strip().splitlines()
+                           if line.strip() and not line.startswith("warning: The requested Python version"))
+        culprit = missing_wheel(proc.stderr)
+        if culprit is not None:
+            raise NoWheels(culprit, stack.python, detail)
         raise LockError(f"the project's requirements cannot be resolved together with "
                         f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
     return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def run_uv_compile(project: Project, stack: Stack, inputs: list[str], tmp: str, *, ca_bundle: str | None = None,
+                   options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """``uv pip compile`` of ``inputs`` for the stack's Python and platform, wheels only, against the
+    project's indexes: the one way cudaenv asks uv, for locking and for checking a lock."""
+    from cudaenv.project.wheels import no_build_options
+
+    argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
+            "--python-version", stack.python, "--python-platform", manylinux_platform(stack),
+            *no_build_options(project.build.build_from_source), *options]
+    for link in stack.find_links:
+        argv += ["--find-links", link]
+    root = project.root.resolve()
+    argv += inputs
+    # indexes go through the environment, credentials through a private netrc: never argv
+    py_index = python_index(project)
+    extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
+    # no interpreter download: uv only needs one to build, and builds are what is refused here
+    env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_PYTHON_DOWNLOADS="never",
+               UV_DEFAULT_INDEX=strip_credentials(py_index))
+    env.pop("UV_INDEX", None)
+    if extra and strip_credentials(extra) != strip_credentials(py_index):  # PyPI's build: one index
+        env["UV_INDEX"] = strip_credentials(extra)
+    netrc = index_netrc(py_index, extra)
+    if netrc:
+        netrc_file = Path(tmp) / "netrc"
+        netrc_file.touch(mode=0o600)
+        netrc_file.write_text(netrc)
+        env["NETRC"] = str(netrc_file)
+    if ca_bundle:
+        env["SSL_CERT_FILE"] = ca_bundle
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -431,8 +448,11 @@ def _without_none(data: dict) -> dict:
     return json.loads(json.dumps({k: v for k, v in data.items() if v is not None}))
 
 
-def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_revision: str) -> list[str]:
-    """Why a lock no longer matches (empty when it does)."""
+def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_revision: str,
+              moved: dict | None = None) -> list[str]:
+    """Why a lock no longer matches (empty when it does). ``moved``: the resolver's best stack on the
+    lock's own Python, when that is older than ``stack``'s: the lock chose it because a requirement
+    has no wheels for a newer one (``cudaenv.project.wheels``), which the hash of the inputs covers."""
     if lock is None:
         return ["there is no cudaenv.lock"]
     reasons = []
@@ -448,7 +468,7 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
         reasons.append("the locked packages contradict the locked stack: " + "; ".join(str(c) for c in clashes[:3]))
     if stack is None:
         reasons.append("the configuration no longer resolves to any stack")
-    elif lock.stack != _without_none(stack.as_dict()):
+    elif lock.stack != _without_none(stack.as_dict()) and not (moved is not None and lock.stack == moved):
         before, after = lock.stack, _without_none(stack.as_dict())
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         reasons.append(f"the resolved stack changed ({', '.join(changed)})")
@@ -456,24 +476,40 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
 
 
 def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
-    """The project's lock and why it is stale (empty list: current)."""
-    from cudaenv.resolver.resolve import resolve
+    """The project's lock and why it is stale (empty list: current). A lock is current on the stack
+    the resolver gives, on the older Python it moved to because a requirement has no wheels for a
+    newer one (``cudaenv.project.wheels``), or on either of those after it adopted its wheels' CUDA."""
     from cudaenv.hosts.target import project_target
-
-    from cudaenv.project.config import resolve_project
+    from cudaenv.project.config import project_constraints, resolve_project
+    from cudaenv.project.pins import pin_clashes
 
     lock = read_lock(project.lock_path)
     target = project_target(matrix, project)
     result = resolve_project(matrix, project, target.host, explain=False)
-    stack = result.stack
+    stack, moved = result.stack, None
     if lock is not None and stack is not None and lock.stack != _without_none(stack.as_dict()):
-        from cudaenv.project.pins import pin_clashes
+        locked_python = lock.stack.get("python")
+        if isinstance(locked_python, str) and locked_python != stack.python:
+            from cudaenv.project.wheels import stack_for_python
+            from cudaenv.versions import numeric_key
 
-        if pin_clashes(stack, lock.pinned):  # a lock that adopted its wheels' CUDA is current too
-            adopted = wheels_stack(matrix, project, target.host, stack, lock.pinned, explain=False)
+            try:
+                older = numeric_key(locked_python) < numeric_key(stack.python)
+            except ValueError:
+                older = False
+            if older:
+                on_python = stack_for_python(matrix, project_constraints(matrix, project), target.host, locked_python)
+                moved = on_python.stack if on_python.ok else None
+        base = moved or stack
+        if pin_clashes(base, lock.pinned):  # a lock that adopted its wheels' CUDA is current too
+            adopted = wheels_stack(matrix, project, target.host, base, lock.pinned, explain=False)
             if adopted is not None and adopted.ok and not pin_clashes(adopted.stack, lock.pinned):
-                stack = adopted.stack
-    return lock, staleness(lock, project, stack, matrix.revision)
+                if moved is not None:
+                    moved = adopted.stack
+                else:
+                    stack = adopted.stack
+    return lock, staleness(lock, project, stack, matrix.revision,
+                           _without_none(moved.as_dict()) if moved is not None else None)
 
 
 def wheels_stack(matrix, project: Project, host, stack: Stack, pinned, *, explain: bool = True):
@@ -505,27 +541,57 @@ def wheels_stack(matrix, project: Project, host, stack: Stack, pinned, *, explai
     return resolve(matrix, constraints, host, explain=explain)
 
 
-def lock_project(project: Project, matrix) -> tuple:
+def wheel_inputs(project: Project, stack: Stack, *, ca_bundle: str | None = None):
+    """What ``cudaenv.project.wheels`` needs to ask about this project: how to pin a stack (uv,
+    wheels only), the indexes uv reads in the order it reads them, and the project's exact pins."""
+    import base64
+
+    from cudaenv.project.wheels import Inputs, exact_pins, http_page_reader
+    from cudaenv.secrets.credentials import credential_for
+
+    py_index = python_index(project)
+    fw_index = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
+    headers = {}
+    for url, role in ((fw_index, "framework"), (py_index, "python")):
+        found = credential_for(url, role)
+        if found is not None and found.host not in headers:
+            token = base64.b64encode(f"{found.login}:{found.password}".encode()).decode()
+            headers[found.host] = f"Basic {token}"
+    indexes = tuple(strip_credentials(u) for u in (fw_index, py_index) if u)
+    return Inputs(compile=lambda s: compile_requirements(project, s, ca_bundle=ca_bundle), indexes=indexes,
+                  read_page=http_page_reader(ca_bundle, headers), exact_pins=exact_pins(project))
+
+
+def lock_project(project: Project, matrix, constraints=None) -> tuple:
     """Resolve the project for its configured target and pin its requirements.
+
+    The whole project decides the Python: the newest one on which the frameworks and every
+    requirement install from wheels (``cudaenv.project.wheels``), the framework release moving
+    with it where the project's pins allow. ``constraints``: what to resolve instead of the
+    project's own (``init`` passes what it detected, before its generated floors).
 
     Returns (resolution, lock): the lock is None when no stack fits (the resolution says why).
     Nothing is written; callers write with ``write_atomically``.
     """
-    from cudaenv.resolver.resolve import resolve
     from cudaenv.hosts.target import project_target
-
-    from cudaenv.project.config import resolve_project
+    from cudaenv.project.config import project_constraints, resolve_project
+    from cudaenv.project.wheels import choose
 
     target = project_target(matrix, project)
-    result = resolve_project(matrix, project, target.host)
+    constraints = project_constraints(matrix, project, constraints)
+    result = resolve_project(matrix, project, target.host, constraints)
     if not result.ok:
         return result, None
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
-    pinned = compile_requirements(project, result.stack, ca_bundle=ca_bundle)
+    result, pinned = choose(matrix, constraints, target.host, result,
+                            wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
+    if pinned is None:
+        return result, None
     from cudaenv.project.pins import clash_message, pin_clashes
 
     clashes = pin_clashes(result.stack, pinned)
     if clashes:  # the wheels' CUDA is the truth: follow it where the host runs it, else refuse
+        stack = result.stack
         stack = result.stack
         adopted = wheels_stack(matrix, project, target.host, stack, pinned)
         if adopted is not None and adopted.ok:
@@ -561,3 +627,95 @@ def _adopted(adopted, chosen: Stack, pinned):
     note = Problem("cuda-from-wheels", f"the locked wheels carry CUDA {xy} ({pin}), not the CUDA {chosen.cuda} of the "
                                        f"build first chosen: the stack follows the wheels{runs}")
     return replace(adopted, problems=(note,) + adopted.problems)
+
+
+
+
+def wheel_problems(project: Project, lock: Lock) -> list[str]:
+    """Why the lock cannot install from wheels (empty when it can): every pinned package must have
+    a wheel for the locked Python and platform. One ``uv pip compile --no-deps`` of the pins, wheels
+    only, against the same indexes and uv's own cache of their pages: no wheel is downloaded.
+    Packages in [build] build_from_source are allowed their sdist."""
+    from cudaenv.project.wheels import missing_wheel, requirement_name
+
+    stack = lock.resolved_stack()
+    if not lock.pinned:
+        return []
+    ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
+    with tempfile.TemporaryDirectory(prefix="cudaenv-lock-check-") as tmp:
+        pins = Path(tmp) / "pinned.txt"
+        pins.write_text("".join(f"{pin}\n" for pin in lock.pinned))
+        proc = run_uv_compile(project, stack, [str(pins)], tmp, ca_bundle=ca_bundle, options=("--no-deps",))
+    if proc.returncode == 0:
+        return []
+    unreachable = unreachable_index(proc.stderr)
+    if unreachable:
+        raise IndexUnreachable(unreachable)
+    culprit = missing_wheel(proc.stderr)
+    platform = manylinux_platform(stack)
+    if culprit is not None:
+        return [f"{culprit} has no wheel for Python {stack.python} on {platform}: the image could not install it "
+                f"without compiling it (run `cudaenv lock` to choose a Python every requirement has wheels for, "
+                f'or allow it with [build] build_from_source = ["{requirement_name(culprit)}"])']
+    detail = "; ".join(line.strip() for line in proc.stderr.splitlines()
+                       if line.strip() and not line.startswith("warning:"))[:400]
+    return [f"the pinned packages cannot be installed on Python {stack.python} ({platform}): {detail}"]
+
+
+def installable(matrix, project: Project, host, result, constraints=None):
+    """``result`` with the stack the whole project installs on from wheels, as ``lock_project``
+    chooses it (or its "no"): what ``resolve DIR`` and ``plan`` show, so that they give the same
+    answer as ``lock``. Without requirement files there is nothing to ask. An index that cannot be
+    reached leaves the resolver's answer, with a warning that the wheels were not checked."""
+    from cudaenv.project.config import project_constraints
+    from cudaenv.project.wheels import choose
+    from cudaenv.resolver.model import Problem
+
+    if not result.ok or not project.requirements:
+        return result
+    if constraints is None or constraints == project.constraints:
+        answered = _locked_answer(matrix, project, host, result)
+        if answered is not None:  # a current lock has answered the question already: no uv, no network
+            return answered
+    ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
+    try:
+        chosen, _ = choose(matrix, project_constraints(matrix, project, constraints), host, result,
+                           wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
+    except IndexUnreachable as exc:
+        why = str(exc).replace("; nothing was locked", "")
+        return replace(result, problems=result.problems + (Problem("wheels-unchecked", f"wheels not checked: {why}"),))
+    except LockError:  # a clash uv reports; `cudaenv lock` says it in full
+        return result
+    return chosen
+
+
+def _locked_answer(matrix, project: Project, host, result):
+    """The resolution a current cudaenv.lock recorded for this host, or None (no lock, a stale or
+    unreadable one, another host): its stack is the resolver's best, or the best on the older
+    Python the lock moved to for wheels."""
+    from cudaenv.errors import CudaenvError
+    from cudaenv.project.config import project_constraints
+    from cudaenv.project.wheels import eol_caveat, stack_for_python
+    from cudaenv.resolver.model import Problem
+    from cudaenv.hosts.target import project_target
+
+    try:
+        lock = read_lock(project.lock_path)
+        if lock is None or project_target(matrix, project).host != host:
+            return None
+    except CudaenvError:
+        return None
+    if lock.matrix_revision != matrix.revision or lock.inputs_hash not in (
+            inputs_hash(project), inputs_hash(project, whole_run=True)):
+        return None
+    if lock.stack == _without_none(result.stack.as_dict()):
+        return result
+    python = lock.stack.get("python")
+    moved = stack_for_python(matrix, project_constraints(matrix, project), host, python) \
+        if isinstance(python, str) else None
+    if moved is None or not moved.ok or _without_none(moved.stack.as_dict()) != lock.stack:
+        return None
+    note = Problem("python-from-wheels", f"Python {python}: the newest on which every requirement has wheels "
+                                         f"(as {project.lock_path.name} recorded)")
+    caveat = eol_caveat(python)
+    return replace(moved, problems=moved.problems + (note,) + ((caveat,) if caveat else ()))

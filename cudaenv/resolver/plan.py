@@ -74,13 +74,16 @@ def _choose_shared(resolutions: dict[str, Resolution]) -> dict[str, Stack]:
     return chosen
 
 
-def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) -> Plan:
+def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host,
+         refused: dict[str, Resolution] | None = None) -> Plan:
+    """``refused``: projects known to have no stack for a reason outside the matrix (no Python
+    every requirement has wheels for), with the resolution that says why."""
     # a fleet repeats itself: each distinct constraint set is resolved (and warned about) once
     by_constraints: dict[Constraints, Resolution] = {}
     for _, constraints in projects:
         if constraints not in by_constraints:
             by_constraints[constraints] = resolve(matrix, constraints, host)
-    resolutions = {name: by_constraints[constraints] for name, constraints in projects}
+    resolutions = {name: (refused or {}).get(name) or by_constraints[constraints] for name, constraints in projects}
     chosen = _choose_shared(resolutions)
     warned: dict[tuple[Constraints, Stack], tuple[Problem, ...]] = {}
 
@@ -102,7 +105,7 @@ def plan(matrix: Matrix, projects: list[tuple[str, Constraints]], host: Host) ->
             groups.setdefault(project.stack.base_image, []).append(project.name)
     ordered = tuple(sorted(((b, tuple(n)) for b, n in groups.items()), key=lambda item: (-len(item[1]), item[0])))
     upgrade = None
-    if not all(p.stack is not None for p in planned):
+    if not all(p.stack is not None for p in planned) and not refused:  # no driver brings a missing wheel
         # the failing sets first: they are what rejects a too-old driver
         ordered_sets = sorted(by_constraints, key=lambda c: by_constraints[c].ok)
         upgrade = smallest_driver(matrix, ordered_sets, host)

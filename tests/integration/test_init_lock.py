@@ -569,15 +569,15 @@ def test_lock_reads_the_configuration_from_pyproject_tool_cudaenv(tmp_path, inde
 
 # --- lock --check ---------------------------------------------------------------------------------
 
-def test_lock_check_exits_0_when_the_lock_is_current(locked):
-    proc = run_cli("lock", locked, "--check")
+def test_lock_check_exits_0_when_the_lock_is_current(locked, index):
+    proc = run_cli("lock", locked, "--check", index=index)  # the index its pins' wheels are checked on
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "up to date" in proc.stdout
 
 
-def test_lock_check_json_is_one_object_with_no_stale_reasons_when_current(locked):
-    proc = run_cli("lock", locked, "--check", "--json")
+def test_lock_check_json_is_one_object_with_no_stale_reasons_when_current(locked, index):
+    proc = run_cli("lock", locked, "--check", "--json", index=index)
 
     assert proc.returncode == 0
     assert json.loads(proc.stdout) == {"ok": True, "lock": str(locked / "cudaenv.lock"), "stale": []}

@@ -29,8 +29,10 @@ def _record_line(path: str, data: bytes) -> str:
 
 
 def build_wheel(directory: Path, name: str, version: str, *, requires: list[str] = (), files: dict[str, str] | None = None,
-                requires_python: str | None = None) -> Path:
-    """A pure-Python wheel ``name-version-py3-none-any.whl`` with the given Requires-Dist."""
+                requires_python: str | None = None, tag: str = "py3-none-any") -> Path:
+    """A wheel ``name-version-<tag>.whl`` with the given Requires-Dist. ``tag`` says which Pythons and
+    platforms installers take it for (``cp39-cp39-manylinux_2_17_x86_64``: CPython 3.9 on glibc
+    >= 2.17 only); its contents are Python files whatever the tag."""
     dist = name.replace("-", "_")
     module_files = files if files is not None else {f"{dist}/__init__.py": f'__version__ = "{version}"\n'}
     metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
@@ -40,12 +42,14 @@ def build_wheel(directory: Path, name: str, version: str, *, requires: list[str]
     contents = {
         **module_files,
         f"{dist}-{version}.dist-info/METADATA": "\n".join(metadata) + "\n",
-        f"{dist}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: cudaenv-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}-{version}.dist-info/WHEEL": (f"Wheel-Version: 1.0\nGenerator: cudaenv-tests\n"
+                                               f"Root-Is-Purelib: {'true' if tag.endswith('-none-any') else 'false'}\n"
+                                               f"Tag: {tag}\n"),
     }
     record_name = f"{dist}-{version}.dist-info/RECORD"
     lines = [_record_line(path, text.encode()) for path, text in contents.items()] + [f"{record_name},,"]
     contents[record_name] = "\n".join(lines) + "\n"
-    path = directory / f"{dist}-{version}-py3-none-any.whl"
+    path = directory / f"{dist}-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w") as wheel:
         for member, text in contents.items():
             wheel.writestr(member, text)

@@ -140,7 +140,9 @@ def result_for(payload: dict, driver: str) -> dict:
 
 def test_json_is_one_object_with_compatible_and_results(fleet_json):
     _, payload = fleet_json
-    assert set(payload) == {"compatible", "results"}
+    # the stack is the project's lock: whether its pins install from wheels is part of the answer
+    assert set(payload) == {"compatible", "results", "wheels", "wheels_unchecked"}
+    assert payload["wheels"] == []
     assert isinstance(payload["compatible"], bool)
 
 

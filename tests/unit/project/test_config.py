@@ -107,7 +107,20 @@ BAD = {
     "bad ulimit": ("[run]\nulimits = { memlok = -1 }\n", ["unknown ulimit 'memlok'", "did you mean 'memlock'"]),
     "index with a backslash": ('[build]\npython_index = "https://pypi.example/\\\\simple"\n', ["build.python_index", "http(s):// URL"]),
     "missing ca cert": ("[build]\nca_cert = 'corp-ca.pem'\n", ["build.ca_cert", "'corp-ca.pem' does not exist"]),
+    "build from source not a list": ("[build]\nbuild_from_source = 'flash-attn'\n",
+                                     ["build.build_from_source", 'build_from_source = ["flash-attn"]']),
+    "build from source option": ("[build]\nbuild_from_source = ['--no-binary=:all:']\n",
+                                 ["build.build_from_source", "package names", "'--no-binary=:all:'"]),
 }
+
+
+def test_build_from_source_names_are_normalized_and_deduplicated(tmp_path):
+    project = load_project(project_dir(tmp_path, "[build]\nbuild_from_source = ['Flash_Attn', 'flash-attn', 'apex']\n"))
+    assert project.build.build_from_source == ("flash-attn", "apex")
+
+
+def test_nothing_builds_from_source_unless_named(tmp_path):
+    assert load_project(project_dir(tmp_path, "[project]\nname = 'x'\n")).build.build_from_source == ()
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

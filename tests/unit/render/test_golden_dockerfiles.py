@@ -89,6 +89,10 @@ CASES: dict[str, Case] = {
     "wheels-torch-everything": Case(frameworks=TORCH_AND_COMPANIONS, settings=EVERYTHING),
     "wheels-torch-classic-builder": Case(frameworks=TORCH, settings=CLASSIC),
     "devel-torch": Case(frameworks=TORCH, flavor="devel", settings=dict(pinned=("ninja==1.11.1.1",))),
+    # a CUDA extension the project lets compile: only it may build, for the target GPUs (A100, H100)
+    "devel-torch-build-from-source": Case(frameworks=TORCH, flavor="devel", settings=dict(
+        pinned=("flash-attn==2.6.3", "ninja==1.11.1.1"), build_from_source=("flash-attn",),
+        cuda_arch_list=("8.0", "9.0"))),
     # forward compatibility: CUDA 13.0 on an R535 data-center host (cuda-compat in the image)
     "forward-compat": Case(cuda="==13.0", flavor="runtime", driver="535.104.05"),
     "forward-compat-everything": Case(cuda="==13.0", flavor="runtime", driver="535.104.05", settings=EVERYTHING),

@@ -1,0 +1,149 @@
+"""``cudaenv.project.wheels.choose``: the order Pythons are tried in, how the framework release
+moves, how an exact pin's wheel tags spare uv calls, and what the "no" says.
+
+The matrix is the shipped one plus two stand-in torch releases (2.98.0 for Python 3.9-3.11,
+2.99.0 for 3.11-3.13). uv's part is played by a compile function that refuses exactly as uv does
+when a requirement's wheel tags miss the stack's Python (NoWheels naming it), and the index pages
+list those same wheel files; tests/integration/test_wheel_choice.py asks the real uv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudaenv.matrix import load_matrix
+from cudaenv.project.wheels import Inputs, NoWheels, choose
+from cudaenv.resolver.model import Constraints, Host
+from cudaenv.resolver.resolve import resolve
+
+OVERLAY = """
+[[release]]
+version = "2.98.0"
+python = ["3.9", "3.10", "3.11"]
+source = "test fixture ; read 2026-11-26"
+
+[[release.variant]]
+cuda = "12.8"
+index_url = "https://download.pytorch.org/whl/cu128"
+compute_capabilities = ["8.0", "9.0"]
+
+[[release]]
+version = "2.99.0"
+python = ["3.11", "3.12", "3.13"]
+source = "test fixture ; read 2026-11-26"
+
+[[release.variant]]
+cuda = "12.8"
+index_url = "https://download.pytorch.org/whl/cu128"
+compute_capabilities = ["8.0", "9.0"]
+"""
+HOST = Host(driver="570.124.06")
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory):
+    overlay: Path = tmp_path_factory.mktemp("overlay")
+    (overlay / "torch.toml").write_text(OVERLAY)
+    return load_matrix(overlays=[overlay])
+
+
+def cp(python: str) -> str:
+    return f"cp{python.replace('.', '')}"
+
+
+class Index:
+    """Packages (name -> Pythons its one release, 1.0, has wheels for) and the compile calls made."""
+
+    def __init__(self, packages: dict[str, set[str]], *, pinned_exactly: bool = True) -> None:
+        self.packages, self.calls = packages, []
+        self.pinned_exactly = pinned_exactly
+
+    def compile(self, stack) -> list[str]:
+        self.calls.append((stack.python, stack.framework("torch")))
+        for name, pythons in self.packages.items():
+            if stack.python not in pythons:
+                raise NoWheels(f"{name}==1.0", stack.python, f"Because {name}==1.0 has no usable wheels")
+        return [f"torch=={stack.framework('torch')}", *(f"{n}==1.0" for n in self.packages)]
+
+    def page(self, index: str, name: str):
+        pythons = self.packages.get(name)
+        if pythons is None:
+            return None
+        return tuple(f"{name}-1.0-{cp(p)}-{cp(p)}-manylinux_2_17_x86_64.whl" for p in sorted(pythons))
+
+    def inputs(self) -> Inputs:
+        pins = {n: Version("1.0") for n in self.packages} if self.pinned_exactly else {}
+        return Inputs(compile=self.compile, indexes=("https://index.example/simple",), read_page=self.page,
+                      exact_pins=pins)
+
+
+def run_choice(matrix, spec: str, index: Index):
+    constraints = Constraints(frameworks=(("torch", SpecifierSet(spec)),))
+    result = resolve(matrix, constraints, HOST)
+    return choose(matrix, constraints, HOST, result, index.inputs())
+
+
+def test_the_frameworks_newest_python_is_kept_when_every_requirement_has_wheels_for_it(matrix):
+    index = Index({"a": {"3.12", "3.13"}})
+    chosen, pinned = run_choice(matrix, ">=2.98", index)
+    assert (chosen.stack.python, chosen.stack.framework("torch")) == ("3.13", "2.99.0")
+    assert index.calls == [("3.13", "2.99.0")]  # one uv call, as before
+    assert "a==1.0" in pinned
+
+
+def test_the_python_moves_down_to_the_newest_every_requirement_covers(matrix):
+    chosen, _ = run_choice(matrix, ">=2.98", Index({"a": {"3.11", "3.12"}, "b": {"3.10", "3.11", "3.12"}}))
+    assert chosen.stack.python == "3.12"
+
+
+def test_the_framework_release_moves_with_the_python(matrix):
+    chosen, pinned = run_choice(matrix, ">=2.98", Index({"a": {"3.9"}}))
+    assert (chosen.stack.python, chosen.stack.framework("torch")) == ("3.9", "2.98.0")
+    assert "torch==2.98.0" in pinned
+
+
+def test_an_exact_pins_wheel_tags_skip_the_pythons_it_cannot_cover(matrix):
+    index = Index({"a": {"3.9"}})
+    run_choice(matrix, ">=2.98", index)
+    assert [python for python, _ in index.calls] == ["3.13", "3.9"]
+
+
+def test_without_an_exact_pin_every_python_is_tried_newest_first(matrix):
+    index = Index({"a": {"3.9"}}, pinned_exactly=False)
+    chosen, _ = run_choice(matrix, ">=2.98", index)
+    assert [python for python, _ in index.calls] == ["3.13", "3.12", "3.11", "3.10", "3.9"]
+    assert chosen.stack.python == "3.9"
+
+
+def test_the_projects_own_python_constraint_bounds_the_tries(matrix):
+    constraints = Constraints(python=SpecifierSet(">=3.10"), frameworks=(("torch", SpecifierSet(">=2.98")),))
+    index = Index({"a": {"3.9"}})
+    chosen, pinned = choose(matrix, constraints, HOST, resolve(matrix, constraints, HOST), index.inputs())
+    assert pinned is None and not chosen.ok
+    assert all(python != "3.9" for python, _ in index.calls)
+
+
+def test_a_moved_python_says_why_and_names_its_end_of_life(matrix):
+    chosen, _ = run_choice(matrix, ">=2.98", Index({"a": {"3.9"}}))
+    codes = [p.code for p in chosen.problems]
+    assert "python-from-wheels" in codes and "python-end-of-life" in codes
+    moved = next(p for p in chosen.problems if p.code == "python-from-wheels")
+    assert moved.message == "Python 3.9: the newest on which every requirement has wheels (a==1.0 has none for 3.13)"
+
+
+def test_no_python_is_a_no_naming_the_package_its_pythons_and_the_frameworks(matrix):
+    chosen, pinned = run_choice(matrix, "==2.99.0", Index({"a": {"3.9"}}))
+    assert pinned is None and chosen.stack is None
+    assert chosen.problems[0].code == "no-wheels"
+    assert chosen.problems[0].message.startswith("a==1.0 has wheels for Python 3.9; torch 2.99.0 for 3.11–3.13")
+    fixes = [p.message for p in chosen.problems if p.is_fix]
+    assert "or torch to ≤ 2.98.0 (wheels for Python 3.9)" in fixes
+
+
+def test_the_no_names_the_package_that_misses_every_candidate_over_one_that_only_clashes(matrix):
+    # a stops at 3.12 (fails first, at 3.13); b has wheels for no Python torch 2.99.0 supports
+    chosen, _ = run_choice(matrix, "==2.99.0", Index({"a": {"3.11", "3.12"}, "b": {"3.8"}}))
+    assert chosen.problems[0].message.startswith("b==1.0 has wheels for Python 3.8;")
