@@ -44,6 +44,11 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
                         + "pass --force to write it again")
     matrix = load_matrix()
     detected = detect_project(directory)
+    if not no_lock:  # the network is allowed: a framework only the dependency graph brings counts too
+        from cudaenv.project.graph import add_graph_frameworks
+        from cudaenv.project.lock import exclude_newer_from_env
+
+        add_graph_frameworks(directory, detected, exclude_newer=exclude_newer_from_env())
     plan = constraints_from_detected(detected)
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)

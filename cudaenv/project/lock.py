@@ -286,6 +286,18 @@ def python_index(project: Project, recorded: str = PYPI_SIMPLE) -> str:
     return env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or recorded
 
 
+def exclude_newer_from_env() -> str | None:
+    from cudaenv.project.config import check_exclude_newer
+
+    return check_exclude_newer(os.environ.get("CUDAENV_EXCLUDE_NEWER") or None, "CUDAENV_EXCLUDE_NEWER")
+
+
+def exclude_newer_for(project: Project) -> str | None:
+    """CUDAENV_EXCLUDE_NEWER (a CI run pinning the index state for every project), else the
+    project's [lock] exclude_newer, else None (the index as it is now)."""
+    return exclude_newer_from_env() or project.exclude_newer
+
+
 def uv_binary() -> str:
     from uv import find_uv_bin
 
@@ -363,6 +375,9 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
                 "--python-version", stack.python, "--python-platform", manylinux_platform(stack)]
         for link in stack.find_links:
             argv += ["--find-links", link]
+        exclude_newer = exclude_newer_for(project)
+        if exclude_newer:
+            argv += ["--exclude-newer", exclude_newer]
         root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
         argv += [str(frameworks_in), *(str(root / r) for r in project.requirements)]
         # indexes go through the environment, credentials through a private netrc: never argv
@@ -382,10 +397,16 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
             env["SSL_CERT_FILE"] = ca_bundle
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root)
     if proc.returncode != 0:
+        from cudaenv.project.uvfailure import explain_uv_failure
+
+        detail = "\n".join(line for line in proc.stderr.strip().splitlines() if line.strip())
+        own = explain_uv_failure(proc.stderr, [root / r for r in project.requirements], root, python=stack.python,
+                                 platform=manylinux_platform(stack))
+        if own:  # one of the project's own lines: say which, then what uv said
+            raise LockError(f"{own}\n{detail}")
         unreachable = unreachable_index(proc.stderr)
         if unreachable:
             raise IndexUnreachable(unreachable)
-        detail = "\n".join(line for line in proc.stderr.strip().splitlines() if line.strip())
         raise LockError(f"the project's requirements cannot be resolved together with "
                         f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
     return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
@@ -485,6 +506,11 @@ def lock_project(project: Project, matrix) -> tuple:
         return result, None
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
     pinned = compile_requirements(project, result.stack, ca_bundle=ca_bundle)
+    from cudaenv.project.intent import clashing_distributions
+
+    clash = clashing_distributions(pinned)
+    if clash:  # tensorflow beside tensorflow-cpu: whichever installs last silently wins
+        raise LockError(clash)
     from cudaenv.project.pins import clash_message, pin_clashes
 
     clashes = pin_clashes(result.stack, pinned)
