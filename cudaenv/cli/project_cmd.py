@@ -52,7 +52,15 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
     plan = constraints_from_detected(detected)
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
-    result = resolve(matrix, plan.constraints, target.host)
+    from cudaenv.resolver.resolve import UnknownVersion
+
+    try:
+        result = resolve(matrix, plan.constraints, target.host)
+    except UnknownVersion as exc:  # a pin from the project's files: name the file (and line) it came from
+        where = detected.named.get((exc.field or "").rsplit(".", 1)[-1])
+        if not where:
+            raise
+        raise UserError(f"{where[0]}: {exc}") from exc
     if not result.ok:
         if as_json:
             emit_json({"ok": False, "found": detected.found, "resolution": result.as_dict(), "written": []})
@@ -63,7 +71,8 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
         click.get_current_context().exit(1)
 
     requirement_files = detected.requirement_files or (
-        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else [])
+        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else []) or (
+        [detected.conda_file] if detected.conda_file else [])  # environment.yml's pip list
     text = render_config(directory.resolve().name, detected, plan, result.stack, target.host, requirement_files,
                          known_gpu=lambda name: matrix.find_gpu(name) is not None)
     config_path = directory / CONFIG_FILE

@@ -50,6 +50,7 @@ class Detected:
     named: dict[str, list[str]] = field(default_factory=dict)
     cpu_only: set[str] = field(default_factory=set)  # frameworks the project asked for on the CPU
     carriers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (requirement, where)
+    conda_file: str | None = None  # environment.yml, when it has a pip list for the lock to pin
 
 
 def _cuda_from_tag(digits: str) -> str:
@@ -189,10 +190,21 @@ def _conda_to_pep440(op: str | None, version: str | None) -> str:
     return f"{op}{version}"
 
 
-def _from_environment_yml(root: Path, detected: Detected) -> None:
-    path = next((root / n for n in ("environment.yml", "environment.yaml") if (root / n).is_file()), None)
-    if path is None:
-        return
+CONDA_FILES = ("environment.yml", "environment.yaml")
+
+
+def environment_pip_lines(path: Path) -> list[str]:
+    """The ``pip:`` list of a conda environment file: what its pip step installs, which the lock
+    pins like a requirements file (conda's own packages are conda's, and not on PyPI by those names)."""
+    data = _environment_data(path)
+    lines = []
+    for item in data.get("dependencies", []) or []:
+        if isinstance(item, dict) and isinstance(item.get("pip"), list):
+            lines += [str(line) for line in item["pip"]]
+    return lines
+
+
+def _environment_data(path: Path) -> dict:
     import yaml
 
     try:
@@ -203,6 +215,16 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with 'dependencies'")
+    return data
+
+
+def _from_environment_yml(root: Path, detected: Detected) -> None:
+    path = next((root / n for n in CONDA_FILES if (root / n).is_file()), None)
+    if path is None:
+        return
+    data = _environment_data(path)
+    if environment_pip_lines(path):
+        detected.conda_file = path.name
     dependencies = data.get("dependencies", []) or []
     if not isinstance(dependencies, list):
         raise ConfigError(f"{path}: dependencies: expected a list")

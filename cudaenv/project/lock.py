@@ -287,6 +287,8 @@ def python_index(project: Project, recorded: str = PYPI_SIMPLE) -> str:
 
 
 def exclude_newer_from_env() -> str | None:
+    """CUDAENV_EXCLUDE_NEWER, checked like [lock] exclude_newer: one date for every lock a CI run
+    makes (the real-projects corpus), before a project's configuration exists."""
     from cudaenv.project.config import check_exclude_newer
 
     return check_exclude_newer(os.environ.get("CUDAENV_EXCLUDE_NEWER") or None, "CUDAENV_EXCLUDE_NEWER")
@@ -365,8 +367,10 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
     """Pin the project's requirements together with the framework build, for the image's Python."""
     if not project.requirements and not stack.requirements:
         return []
+    from cudaenv.project.detect import CONDA_FILES, environment_pip_lines
+
     for relative in project.requirements:
-        if relative.name != "pyproject.toml":
+        if relative.name != "pyproject.toml" and relative.name not in CONDA_FILES:
             check_requirements_file(project.root / relative, str(project.root / relative))
     with tempfile.TemporaryDirectory(prefix="cudaenv-lock-") as tmp:
         frameworks_in = Path(tmp) / "frameworks.in"
@@ -379,7 +383,15 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         if exclude_newer:
             argv += ["--exclude-newer", exclude_newer]
         root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
-        argv += [str(frameworks_in), *(str(root / r) for r in project.requirements)]
+        inputs = []
+        for relative in project.requirements:
+            if relative.name in CONDA_FILES:  # a conda environment file: its pip list is what pip would install
+                pip_list = Path(tmp) / f"{relative.name}.pip.txt"
+                pip_list.write_text("".join(f"{line}\n" for line in environment_pip_lines(root / relative)))
+                inputs.append(str(pip_list))
+            else:
+                inputs.append(str(root / relative))
+        argv += [str(frameworks_in), *inputs]
         # indexes go through the environment, credentials through a private netrc: never argv
         py_index = python_index(project)
         extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)

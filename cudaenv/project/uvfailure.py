@@ -21,6 +21,7 @@ _GIT_WHY = (("could not resolve host", "the host name does not resolve"), ("conn
             ("authentication failed", "it asks for credentials"), ("not found", "the repository was not found"))
 _EDITABLE = re.compile(r"Unsupported editable requirement in `(?P<file>[^`]+)` at line (?P<line>[0-9]+): `(?P<req>[^`]+)`")
 _NO_WHEELS = re.compile(r"Because (?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<version>[=<>!~][^ ]*)? has no usable wheels")
+_BUILD_FAILED = re.compile(r"Failed to (?:download and )?build `(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:==(?P<version>[^`@ ]+))?")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -75,21 +76,21 @@ def _git_failure(stderr: str, files: list[Path], root: Path) -> str | None:
             "then run `cudaenv lock`")
 
 
-def _editable_failure(stderr: str, root: Path) -> str | None:
+def _editable_failure(stderr: str, files: list[Path], root: Path) -> str | None:
     match = _EDITABLE.search(stderr)
     if not match:
         return None
-    path = Path(match.group("file"))
-    try:
-        shown = str((root / path).resolve().relative_to(root.resolve()))
-    except ValueError:
-        shown = path.name
     requirement = match.group("req")
-    egg = re.search(r"#egg=([A-Za-z0-9._-]+)", requirement)
-    url = requirement.split("#", 1)[0]
+    # the user's file and line (uv may have read a list cudaenv derived, e.g. environment.yml's pip list)
+    found = _where(files, root, lambda line: requirement in line and "-e" in line)
+    shown, number = (found[0], found[1]) if found else (Path(match.group("file")).name, match.group("line"))
+    egg = re.search(r"[#&]egg=([A-Za-z0-9._-]+)", requirement)
+    url, _, fragment = requirement.partition("#")
+    kept = "&".join(part for part in fragment.split("&") if part and not part.startswith("egg="))
+    url += f"#{kept}" if kept else ""  # subdirectory= stays: it says where the package is
     instead = f"'{egg.group(1)} @ {url}' (built from source) or a released {egg.group(1)}" if egg else \
         "a released package or a wheel"
-    return (f"{shown}:{match.group('line')}: '-e {requirement}' is an editable checkout of a git repository, "
+    return (f"{shown}:{number}: '-e {requirement}' is an editable checkout of a git repository, "
             f"which an image cannot install (uv accepts only local directories as editable); write {instead}")
 
 
@@ -108,7 +109,21 @@ def _wheel_failure(stderr: str, files: list[Path], root: Path, python: str, plat
             "only (no source builds by surprise); require a release that publishes wheels for this Python")
 
 
+def _build_failure(stderr: str, files: list[Path], root: Path, python: str) -> str | None:
+    """uv had to build a source distribution (to read its metadata, or to install it) and the build
+    failed: the package has no wheel it could use, which is the answer, not the build's traceback."""
+    match = _BUILD_FAILED.search(stderr)
+    if not match:
+        return None
+    name = match.group("name")
+    found = _where(files, root, _names_package(name))
+    where = f"{found[0]}:{found[1]}: " if found else ""
+    what = f"{name}=={match.group('version')}" if match.group("version") else name
+    return (f"{where}{what} publishes no wheel uv could use for Python {python}, and building it from its source "
+            "distribution failed; require a release that publishes wheels (uv's build output follows)")
+
+
 def explain_uv_failure(stderr: str, files: list[Path], root: Path, *, python: str, platform: str) -> str | None:
     """cudaenv's one line for a uv failure caused by one of the project's lines, or None."""
-    return (_editable_failure(stderr, root) or _git_failure(stderr, files, root)
-            or _wheel_failure(stderr, files, root, python, platform))
+    return (_editable_failure(stderr, files, root) or _git_failure(stderr, files, root)
+            or _wheel_failure(stderr, files, root, python, platform) or _build_failure(stderr, files, root, python))

@@ -51,7 +51,8 @@ def test_pips_editable_git_line_is_named_with_what_to_write_instead(tmp_path):
     (tmp_path / "requirements.txt").write_text(f"six\n# CV\n{line}\n")
     message = explain(tmp_path, uv_compile(tmp_path, "--no-index"))
     assert message.startswith("requirements.txt:3: '-e git+https://github.com/cocodataset/cocoapi#egg=pycocotools")
-    assert "pycocotools @ git+https://github.com/cocodataset/cocoapi" in message and "\n" not in message
+    assert "'pycocotools @ git+https://github.com/cocodataset/cocoapi#subdirectory=PythonAPI'" in message
+    assert "\n" not in message
 
 
 def _sdist(folder: Path, name: str, version: str) -> None:
@@ -90,3 +91,23 @@ def test_init_answers_an_unreachable_git_requirement_with_its_line_first(tmp_pat
     lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("pinning ")]
     assert "requirements.txt:1: 'git+https://127.0.0.1:1/mlperf/logging.git'" in lines[0]
     assert "Traceback" not in proc.stderr and not (tmp_path / "cudaenv.toml").exists()
+
+
+def test_a_failed_source_build_is_named_before_the_builds_output(tmp_path):
+    """bark's pyproject needs encodec, whose sdist build fails (it reads a file it does not ship)."""
+    folder = tmp_path / "index"
+    folder.mkdir()
+    source = folder / "encodec-0.0.0"
+    source.mkdir()
+    (source / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: encodec\nVersion: 0.0.0\n")
+    (source / "pyproject.toml").write_text('[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+                                           'backend-path = ["."]\n')
+    (source / "backend.py").write_text("def get_requires_for_build_wheel(config_settings=None):\n"
+                                       "    return open('requirements.txt').read().split()\n")
+    with tarfile.open(folder / "encodec-0.0.0.tar.gz", "w:gz") as archive:
+        archive.add(source, arcname="encodec-0.0.0")
+    (tmp_path / "requirements.txt").write_text("# codecs\nencodec\n")
+    stderr = uv_compile(tmp_path, "--no-index", "--find-links", str(folder))
+    message = explain(tmp_path, stderr)
+    assert message is not None and message.startswith("requirements.txt:2: encodec==0.0.0 publishes no wheel")
+    assert "\n" not in message

@@ -60,3 +60,26 @@ def test_every_pypi_release_from_the_floor_is_in_the_matrix(framework):
                       and min(f["upload_time_iso_8601"] for f in files) < "2026-11-21"
                       and v not in known), key=Version)
     assert missing == []
+
+
+def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path):
+    """CompVis/stable-diffusion's environment.yaml (tests/fixtures/real-projects) pins pytorch=1.11.0."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    project = tmp_path / "sd"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures" / "real-projects" / "compvis-stable-diffusion",
+                    project)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_") or k == "CUDAENV_CACHE_DIR"}
+    env["CUDAENV_MATRIX_PATH"] = ""
+    proc = subprocess.run([sys.executable, "-m", "cudaenv", "init", str(project), "--no-lock", "--driver", "550.54.15",
+                           "--gpu", "A100"], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"cudaenv: error: environment.yaml: torch 1.11.0 matches no release in the matrix; the matrix records every "
+        f"torch release from {floor('torch')} on, and none older (pin torch>={floor('torch')}, or add the older "
+        f"release's row in a matrix overlay) (see `cudaenv matrix list torch`)"]
+    assert not (project / "cudaenv.toml").exists()
