@@ -8,8 +8,11 @@ each Python from the newest down, so its verdict cannot inherit one of cudaenv's
     python scripts/corpus_oracle.py            # every project
     python scripts/corpus_oracle.py whisper    # one
 
+PyPI is the only index it may reach (github.com for git and every other host go to a refused loopback
+port, as behind a PyPI-only mirror; tests/support/real_projects.py runs cudaenv the same way).
+
 A verdict is ``lock`` (the newest Python that compiles, and the framework versions uv chose) or
-``refuse`` (with the first error line uv printed at the newest Python and the class of the reason).
+``refuse`` (with uv's reason at the newest and at the oldest Python tried, and its class).
 """
 
 from __future__ import annotations
@@ -101,7 +104,10 @@ def compile_once(files: list[str], python: str, cwd: Path) -> subprocess.Complet
                UV_PYTHON_DOWNLOADS="never",  # wheels only: no interpreter is needed, none is fetched
                # github.com unreachable for git, as behind a PyPI-only mirror (the harness does the same)
                GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="url.https://127.0.0.1:1/.insteadOf",
-               GIT_CONFIG_VALUE_0="https://github.com/", GIT_TERMINAL_PROMPT="0")
+               GIT_CONFIG_VALUE_0="https://github.com/", GIT_TERMINAL_PROMPT="0",
+               # PyPI is the only index: any other host in a file goes to a refused proxy
+               HTTPS_PROXY="http://127.0.0.1:1", HTTP_PROXY="http://127.0.0.1:1",
+               NO_PROXY="pypi.org,files.pythonhosted.org,127.0.0.1,localhost")
     env.pop("UV_INDEX", None)
     return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
