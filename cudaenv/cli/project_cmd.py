@@ -44,14 +44,26 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
                         + "pass --force to write it again")
     matrix = load_matrix()
     detected = detect_project(directory)
+    if not no_lock:  # the network is allowed: a framework only the dependency graph brings counts too
+        from cudaenv.project.graph import add_graph_frameworks
+        from cudaenv.project.lock import exclude_newer_from_env
+
+        add_graph_frameworks(directory, detected, exclude_newer=exclude_newer_from_env())
     plan = constraints_from_detected(detected)
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
                             detect=not no_detect)
     from cudaenv.project.config import project_constraints
+    from cudaenv.resolver.resolve import UnknownVersion
 
     # the framework index the environment names decides which builds exist, for init as for lock
     unconfigured = parse_config(directory, {}, str(directory / CONFIG_FILE), None)
-    result = resolve(matrix, project_constraints(matrix, unconfigured, plan.constraints), target.host)
+    try:
+        result = resolve(matrix, project_constraints(matrix, unconfigured, plan.constraints), target.host)
+    except UnknownVersion as exc:  # a pin from the project's files: name the file (and line) it came from
+        where = detected.named.get((exc.field or "").rsplit(".", 1)[-1])
+        if not where:
+            raise
+        raise UserError(f"{where[0]}: {exc}") from exc
     if not result.ok:
         if as_json:
             emit_json({"ok": False, "found": detected.found, "resolution": result.as_dict(), "written": []})
@@ -62,7 +74,8 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
         click.get_current_context().exit(1)
 
     requirement_files = detected.requirement_files or (
-        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else [])
+        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else []) or (
+        [detected.conda_file] if detected.conda_file else [])  # environment.yml's pip list
     text = render_config(directory.resolve().name, detected, plan, result.stack, target.host, requirement_files,
                          known_gpu=lambda name: matrix.find_gpu(name) is not None)
     config_path = directory / CONFIG_FILE

@@ -29,6 +29,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
               "framework_index_mirrors", "ca_cert", "build_from_source"),
     "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits", "jupyter"),
     "cluster": ("slurm",),
+    "lock": ("exclude_newer",),
 }
 # [cluster.slurm]: what `cudaenv export slurm` reads (the feature specs are checked there)
 CLUSTER_SLURM_KEYS = ("features",)
@@ -121,6 +122,9 @@ class Project:
     build: BuildConfig = field(default_factory=BuildConfig)
     run: RunConfig = field(default_factory=RunConfig)
     raw: dict = field(default_factory=dict, compare=False, repr=False)  # the tables as read, for the lock hash
+    # [lock] exclude_newer: lock against the package index as it was then (uv's --exclude-newer), so
+    # the same inputs give the same lock next month; None: the index as it is now
+    exclude_newer: str | None = None
 
     @property
     def lock_path(self) -> Path:
@@ -186,6 +190,37 @@ def sanitize_name(name: str) -> str:
     cleaned = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("._-")
     cleaned = re.sub(r"[._-]{2,}", "-", cleaned)
     return cleaned or "project"
+
+
+# what uv's --exclude-newer takes: a date, or an RFC 3339 timestamp
+EXCLUDE_NEWER = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
+                           r"(?:Z|[+-][0-9]{2}:[0-9]{2}))?")
+
+
+def check_exclude_newer(value, where: str) -> str | None:
+    """A date (``2026-11-20``, a TOML date or a quoted string) or an RFC 3339 timestamp with its
+    offset: the index state a lock is made from. Anything else is bad input naming the field."""
+    import datetime
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            raise ConfigError(f"{where}: expected a date like 2026-11-20 or a timestamp with its offset "
+                              f"(2026-11-20T00:00:00Z), got {value.isoformat()!r} (no offset)")
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, str) and len(value) < 64 and EXCLUDE_NEWER.fullmatch(value.strip()):
+        text = value.strip()
+        try:
+            datetime.date.fromisoformat(text[:10])
+        except ValueError:
+            pass
+        else:
+            return text
+    raise ConfigError(f"{where}: expected a date like 2026-11-20 or an RFC 3339 timestamp like "
+                      f"2026-11-20T00:00:00Z, got {shown(value)}")
 
 
 def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -> Project:
@@ -363,6 +398,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
                       ports=tuple(ports), command=tuple(command),
                       ulimits=tuple((n, s, h) for n, (s, h) in sorted(ulimits.items())), jupyter=jupyter),
         raw=data,
+        exclude_newer=check_exclude_newer(reader.section("lock").get("exclude_newer"), f"{where}: lock.exclude_newer"),
     )
 
 

@@ -4,6 +4,9 @@ Read, in this order: ``requirements*.txt`` (following ``-r`` includes inside the
 ``pyproject.toml`` (``[project] dependencies`` and ``requires-python``), ``.python-version``, and a
 conda ``environment.yml``. Framework requirements become ``[frameworks]`` pins; a local version
 label (``torch==2.1.0+cu118``) or a ``mxnet-cu112`` package name also says which CUDA was meant.
+
+Frameworks that arrive through another package (accelerate, tf_keras, flax) and frameworks named
+for the CPU (tensorflow-cpu beside JAX) follow ``cudaenv.project.intent``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaenv.project.config import ConfigError
+from cudaenv.project.intent import CPU_ONLY, SAME_FILES, canonical as _canonical, carried_framework
 from cudaenv.versions import parse_specifier
 
 if sys.version_info >= (3, 11):
@@ -26,9 +30,10 @@ else:  # pragma: no cover
 # PyPI / conda names -> cudaenv framework keys
 FRAMEWORK_NAMES = {
     "torch": "torch", "pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio",
-    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow", "keras": "keras",
+    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "keras": "keras",
     "jax": "jax", "jaxlib": "jax", "mxnet": "mxnet",
 }
+LINUX = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
 MXNET_CUDA = re.compile(r"^mxnet-cu([0-9]+)(?:mkl)?$")
 LOCAL_CUDA = re.compile(r"^cu([0-9]+)$")
 
@@ -41,6 +46,11 @@ class Detected:
     requirement_files: list[str] = field(default_factory=list)
     other_requirements: list[str] = field(default_factory=list)
     found: list[str] = field(default_factory=list)  # human notes: "torch>=2.4 (requirements.txt)"
+    # every distribution named, and where ("requirements.txt:3"): for intent and for messages
+    named: dict[str, list[str]] = field(default_factory=dict)
+    cpu_only: set[str] = field(default_factory=set)  # frameworks the project asked for on the CPU
+    carriers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (requirement, where)
+    conda_file: str | None = None  # environment.yml, when it has a pip list for the lock to pin
 
 
 def _cuda_from_tag(digits: str) -> str:
@@ -48,8 +58,19 @@ def _cuda_from_tag(digits: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def _take(detected: Detected, requirement: Requirement, origin: str) -> None:
+def _take(detected: Detected, requirement: Requirement, where: str) -> None:
+    """``where`` is "requirements.txt:3"; the notes name the file, messages the line."""
     name = requirement.name.lower()
+    detected.named.setdefault(_canonical(name), []).append(where)
+    carried = carried_framework(name, requirement.extras)
+    if carried:
+        detected.carriers.setdefault(carried, []).append((str(requirement), where))
+    origin = re.sub(r":[0-9]+$", "", where)
+    if _canonical(name) in CPU_ONLY or (_canonical(name) in ("jax", "jaxlib") and requirement.extras == {"cpu"}):
+        detected.cpu_only.add(CPU_ONLY.get(_canonical(name), "jax"))
+        detected.other_requirements.append(str(requirement))
+        detected.found.append(f"{requirement} ({origin}: on the CPU)")
+        return
     mxnet = MXNET_CUDA.match(name)
     if mxnet:
         detected.frameworks.setdefault("mxnet", str(requirement.specifier))
@@ -68,6 +89,8 @@ def _take(detected: Detected, requirement: Requirement, origin: str) -> None:
             match = LOCAL_CUDA.match(local)
             if match:
                 detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
+    if _canonical(name) == "jaxlib":
+        spec = ""  # jaxlib's numbers are not jax's (jax 0.3.4 with jaxlib 0.3.2): the jax release picks it
     if key in detected.frameworks and detected.frameworks[key] and spec:
         detected.frameworks[key] = f"{detected.frameworks[key]},{spec}"
     else:
@@ -80,7 +103,7 @@ def _requirement_lines(path: Path, root: Path, seen: set[Path]) -> list[tuple[st
         return []
     seen.add(path)
     out = []
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for number, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         line = raw.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
             continue
@@ -91,7 +114,7 @@ def _requirement_lines(path: Path, root: Path, seen: set[Path]) -> list[tuple[st
             continue
         if line.startswith("-"):
             continue  # index options, -e editables, constraints: not a framework pin
-        out.append((line, path.name))
+        out.append((line, f"{path.name}:{number}"))
     return out
 
 
@@ -105,8 +128,7 @@ def _from_requirements(root: Path, detected: Detected) -> None:
                 requirement = Requirement(line)
             except InvalidRequirement:
                 continue  # URLs and other forms uv understands; not framework pins
-            if requirement.marker is not None and not requirement.marker.evaluate(
-                    {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}):
+            if requirement.marker is not None and not requirement.marker.evaluate(LINUX):
                 continue
             _take(detected, requirement, origin)
 
@@ -125,13 +147,18 @@ def _from_pyproject(root: Path, detected: Detected) -> None:
     dependencies = project.get("dependencies", []) or []
     if not isinstance(dependencies, list):
         raise ConfigError(f"{path}: project.dependencies: expected a list of requirement strings")
+    lines = path.read_text(encoding="utf-8").splitlines()
     for line in dependencies:
         if not isinstance(line, str):
             raise ConfigError(f"{path}: project.dependencies: expected requirement strings, got {line!r}")
         try:
-            _take(detected, Requirement(line), "pyproject.toml")
+            requirement = Requirement(line)
         except InvalidRequirement:
             continue
+        if requirement.marker is not None and not requirement.marker.evaluate(LINUX):
+            continue
+        number = next((n for n, text in enumerate(lines, 1) if f'"{line}"' in text or f"'{line}'" in text), None)
+        _take(detected, requirement, f"pyproject.toml:{number}" if number else "pyproject.toml")
     requires = project.get("requires-python")
     if requires is not None and not isinstance(requires, str):
         raise ConfigError(f"{path}: project.requires-python: expected a string like '>=3.10', got {requires!r}")
@@ -163,10 +190,21 @@ def _conda_to_pep440(op: str | None, version: str | None) -> str:
     return f"{op}{version}"
 
 
-def _from_environment_yml(root: Path, detected: Detected) -> None:
-    path = next((root / n for n in ("environment.yml", "environment.yaml") if (root / n).is_file()), None)
-    if path is None:
-        return
+CONDA_FILES = ("environment.yml", "environment.yaml")
+
+
+def environment_pip_lines(path: Path) -> list[str]:
+    """The ``pip:`` list of a conda environment file: what its pip step installs, which the lock
+    pins like a requirements file (conda's own packages are conda's, and not on PyPI by those names)."""
+    data = _environment_data(path)
+    lines = []
+    for item in data.get("dependencies", []) or []:
+        if isinstance(item, dict) and isinstance(item.get("pip"), list):
+            lines += [str(line) for line in item["pip"]]
+    return lines
+
+
+def _environment_data(path: Path) -> dict:
     import yaml
 
     try:
@@ -177,6 +215,16 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with 'dependencies'")
+    return data
+
+
+def _from_environment_yml(root: Path, detected: Detected) -> None:
+    path = next((root / n for n in CONDA_FILES if (root / n).is_file()), None)
+    if path is None:
+        return
+    data = _environment_data(path)
+    if environment_pip_lines(path):
+        detected.conda_file = path.name
     dependencies = data.get("dependencies", []) or []
     if not isinstance(dependencies, list):
         raise ConfigError(f"{path}: dependencies: expected a list")
@@ -202,11 +250,33 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
         elif name in ("cudatoolkit", "cuda-version", "cuda-toolkit", "cuda") and version:
             detected.cuda = detected.cuda or ".".join(version.split(".")[:2])
             detected.found.append(f"{name} {version} ({path.name})")
-        elif name in FRAMEWORK_NAMES:
+        elif name in FRAMEWORK_NAMES or name in CPU_ONLY:
             try:
-                _take(detected, Requirement(f"{FRAMEWORK_NAMES[name]}{spec}"), path.name)
+                _take(detected, Requirement(f"{FRAMEWORK_NAMES.get(name, name)}{spec}"), path.name)
             except InvalidRequirement:
                 continue
+
+
+def _through_carriers(detected: Detected) -> None:
+    """Frameworks the project uses without naming them, unless it asked for that framework on the
+    CPU (``tensorflow-cpu`` beside flax: JAX owns the GPU, TensorFlow only feeds it data)."""
+    for framework, carriers in detected.carriers.items():
+        if framework in detected.cpu_only or framework in detected.frameworks:
+            continue
+        requirement, where = carriers[0]
+        detected.frameworks[framework] = ""
+        detected.found.append(f"{framework} through {requirement} ({re.sub(r':[0-9]+$', '', where)})")
+
+
+def _one_distribution_each(detected: Detected) -> None:
+    """``tensorflow`` and ``tensorflow-cpu`` install the same files: a project naming both would get
+    whichever pip installed last. That is a mistake in the input, said once, with both places."""
+    for family in SAME_FILES:
+        both = sorted(name for name in detected.named if name in family)
+        if len(both) > 1:
+            where = "; ".join(f"{name} ({', '.join(detected.named[name])})" for name in both)
+            raise ConfigError(f"{where}: these distributions install the same files and overwrite each other; "
+                              "keep one of them (tensorflow-cpu keeps the GPU for another framework)")
 
 
 def detect_project(root: Path) -> Detected:
@@ -215,4 +285,6 @@ def detect_project(root: Path) -> Detected:
     _from_pyproject(root, detected)
     _from_environment_yml(root, detected)
     _from_python_version(root, detected)
+    _one_distribution_each(detected)
+    _through_carriers(detected)
     return detected

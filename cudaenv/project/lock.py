@@ -281,6 +281,20 @@ def python_index(project: Project, recorded: str = PYPI_SIMPLE) -> str:
     return env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or recorded
 
 
+def exclude_newer_from_env() -> str | None:
+    """CUDAENV_EXCLUDE_NEWER, checked like [lock] exclude_newer: one date for every lock a CI run
+    makes (the real-projects corpus), before a project's configuration exists."""
+    from cudaenv.project.config import check_exclude_newer
+
+    return check_exclude_newer(os.environ.get("CUDAENV_EXCLUDE_NEWER") or None, "CUDAENV_EXCLUDE_NEWER")
+
+
+def exclude_newer_for(project: Project) -> str | None:
+    """CUDAENV_EXCLUDE_NEWER (a CI run pinning the index state for every project), else the
+    project's [lock] exclude_newer, else None (the index as it is now)."""
+    return exclude_newer_from_env() or project.exclude_newer
+
+
 def uv_binary() -> str:
     from uv import find_uv_bin
 
@@ -350,26 +364,40 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
     Python raises ``NoWheels`` naming it, so the caller can try an older Python."""
     if not project.requirements and not stack.requirements:
         return []
+    from cudaenv.project.detect import CONDA_FILES, environment_pip_lines
+
     for relative in project.requirements:
-        if relative.name != "pyproject.toml":
+        if relative.name != "pyproject.toml" and relative.name not in CONDA_FILES:
             check_requirements_file(project.root / relative, str(project.root / relative))
     root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
     with tempfile.TemporaryDirectory(prefix="cudaenv-lock-") as tmp:
         frameworks_in = Path(tmp) / "frameworks.in"
         frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
-        proc = run_uv_compile(project, stack, [str(frameworks_in), *(str(root / r) for r in project.requirements)],
-                              tmp, ca_bundle=ca_bundle)
+        inputs = []
+        for relative in project.requirements:
+            if relative.name in CONDA_FILES:  # a conda environment file: its pip list is what pip would install
+                pip_list = Path(tmp) / f"{relative.name}.pip.txt"
+                pip_list.write_text("".join(f"{line}\n" for line in environment_pip_lines(root / relative)))
+                inputs.append(str(pip_list))
+            else:
+                inputs.append(str(root / relative))
+        proc = run_uv_compile(project, stack, [str(frameworks_in), *inputs], tmp, ca_bundle=ca_bundle)
     if proc.returncode != 0:
+        from cudaenv.project.uvfailure import explain_uv_failure
         from cudaenv.project.wheels import NoWheels, missing_wheel
 
-        unreachable = unreachable_index(proc.stderr)
-        if unreachable:
-            raise IndexUnreachable(unreachable)
         detail = "\n".join(line for line in proc.stderr.strip().splitlines()
                            if line.strip() and not line.startswith("warning: The requested Python version"))
         culprit = missing_wheel(proc.stderr)
-        if culprit is not None:
+        if culprit is not None:  # the caller may try an older Python before saying no
             raise NoWheels(culprit, stack.python, detail)
+        own = explain_uv_failure(proc.stderr, [root / r for r in project.requirements], root, python=stack.python,
+                                 platform=manylinux_platform(stack))
+        if own:  # one of the project's own lines: say which, then what uv said
+            raise LockError(f"{own}\n{detail}")
+        unreachable = unreachable_index(proc.stderr)
+        if unreachable:
+            raise IndexUnreachable(unreachable)
         raise LockError(f"the project's requirements cannot be resolved together with "
                         f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
     return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
@@ -384,6 +412,9 @@ def run_uv_compile(project: Project, stack: Stack, inputs: list[str], tmp: str, 
     argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
             "--python-version", stack.python, "--python-platform", manylinux_platform(stack),
             *no_build_options(project.build.build_from_source), *options]
+    exclude_newer = exclude_newer_for(project)
+    if exclude_newer:  # the index as it was then: a reproducible lock
+        argv += ["--exclude-newer", exclude_newer]
     for link in stack.find_links:
         argv += ["--find-links", link]
     root = project.root.resolve()
@@ -587,6 +618,11 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
                             wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
     if pinned is None:
         return result, None
+    from cudaenv.project.intent import clashing_distributions
+
+    clash = clashing_distributions(pinned)
+    if clash:  # tensorflow beside tensorflow-cpu: whichever installs last silently wins
+        raise LockError(clash)
     from cudaenv.project.pins import clash_message, pin_clashes
 
     clashes = pin_clashes(result.stack, pinned)

@@ -123,6 +123,16 @@ def nearest_versions(wanted: str, known: list[str]) -> list[str]:
     return below[-1:] + above[:1]
 
 
+def below_floor(spec: SpecifierSet, floor: str) -> bool:
+    """Whether ``spec`` only admits releases older than ``floor``, the oldest release the matrix
+    records: then the answer is where the matrix stops, not a typo to correct (torch==1.11.0 is real;
+    the matrix covers torch from 1.12.0, every release from there on, which a network test checks
+    against PyPI)."""
+    bounds = [Version(s.version.removesuffix(".*")) for s in spec if s.operator in ("==", "===", "~=", "<", "<=")
+              and parse_version(s.version.removesuffix(".*")) is not None]
+    return bool(bounds) and min(bounds) < Version(floor)
+
+
 def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
     """Unknown framework versions (or image OS names) are bad input (exit 2), named with the nearest known ones."""
     if constraints.os is not None:
@@ -153,6 +163,11 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
             near = nearest_versions(wanted, known) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
+            series_known = wanted is not None and parse_version(wanted.removesuffix(".*")) is not None and any(
+                Version(v).release[:2] == Version(wanted.removesuffix(".*")).release[:2] for v in known)
+            if below_floor(spec, known[0]) and not series_known:  # a series older than the matrix: say where it stops
+                hint = (f"; the matrix records every {name} release from {known[0]} on, and none older "
+                        f"(pin {name}>={known[0]}, or add the older release's row in a matrix overlay)")
             raise UnknownVersion(f"{name} {_spec_text(spec)} matches no release in the matrix{hint} "
                                  f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
     for name, tag in constraints.variants:

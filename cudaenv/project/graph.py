@@ -1,0 +1,85 @@
+"""The frameworks a project reaches only through its dependency graph (ChatGLM-6B's ``icetk`` brings
+torch; so does ``transformers[torch]``), found by asking uv to resolve the project's own
+requirements once and reading which framework the resolution contains and through what.
+
+Used by ``cudaenv init`` before it resolves a stack (only when it may use the network: not with
+``--no-lock``). The carriers in ``cudaenv.project.intent`` answer offline for the common libraries;
+this pass finds the rest. A project uv cannot resolve on its own here (an old pin, an unreachable
+URL) keeps what was detected from its files: the lock step then names the line that failed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+# what the graph may contain, and the framework it means; tensorflow-cpu is the CPU (intent.CPU_ONLY)
+GRAPH_FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "jax": "jax",
+                    "jaxlib": "jax"}
+# a Python that most of a project's pins have wheels for; the stack's own Python is chosen later
+GRAPH_PYTHON = "3.12"
+_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==\S+\s*#\s*via\s+(?P<via>.+)$")
+
+
+def frameworks_in_graph(root: Path, files: list[Path], dependencies: list[str], *,
+                        exclude_newer: str | None = None, timeout: int = 180) -> dict[str, str]:
+    """framework -> the requirement that brings it ("icetk"), for every framework in the resolved
+    graph of ``files`` (requirements files) and ``dependencies`` (pyproject lines); empty when uv
+    cannot resolve them (wheels only, nothing built) or is not reachable in ``timeout`` seconds."""
+    from cudaenv.project.lock import python_index, uv_binary  # noqa: F401 - the same uv and index as the lock
+
+    with tempfile.TemporaryDirectory(prefix="cudaenv-graph-") as tmp:
+        inputs = [str(path) for path in files]
+        if dependencies:
+            extra = Path(tmp) / "pyproject.in"
+            extra.write_text("".join(f"{line}\n" for line in dependencies))
+            inputs.append(str(extra))
+        if not inputs:
+            return {}
+        argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-progress", "--annotation-style", "line",
+                "--only-binary", ":all:", "--python-version", GRAPH_PYTHON, "--python-platform", "x86_64-manylinux_2_28"]
+        if exclude_newer:
+            argv += ["--exclude-newer", exclude_newer]
+        env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1",
+                   UV_DEFAULT_INDEX=os.environ.get("CUDAENV_PYTHON_INDEX") or "https://pypi.org/simple")
+        env.pop("UV_INDEX", None)
+        env.setdefault("UV_PYTHON_DOWNLOADS", "never")  # wheels only: no interpreter to fetch for a build
+        try:
+            proc = subprocess.run(argv + inputs, capture_output=True, text=True, env=env, cwd=root, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+    if proc.returncode != 0:
+        return {}
+    return graph_frameworks(proc.stdout)
+
+
+def graph_frameworks(compiled: str) -> dict[str, str]:
+    """framework -> what brings it, from ``uv pip compile --annotation-style line`` output."""
+    found: dict[str, str] = {}
+    for line in compiled.splitlines():
+        match = _PIN.match(line.strip())
+        if not match:
+            continue
+        framework = GRAPH_FRAMEWORKS.get(re.sub(r"[-_.]+", "-", match.group("name")).lower())
+        if framework and framework not in found:
+            via = [v.strip() for v in match.group("via").split(",") if v.strip()]
+            found[framework] = via[0] if via else "the dependency graph"
+    return found
+
+
+def add_graph_frameworks(root: Path, detected, *, exclude_newer: str | None = None) -> None:
+    """When the files name no framework at all (directly or through a known library), the one the
+    graph brings is what the project runs on; a framework it asked for on the CPU stays there."""
+    if detected.frameworks:
+        return
+    files = [root / name for name in detected.requirement_files]
+    found = frameworks_in_graph(root, files, [] if files else list(detected.other_requirements),
+                                exclude_newer=exclude_newer)
+    for framework, via in sorted(found.items()):
+        if framework in detected.cpu_only:
+            continue
+        detected.frameworks[framework] = ""
+        detected.found.append(f"{framework} through {via} (dependency graph)")

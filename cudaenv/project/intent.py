@@ -1,0 +1,62 @@
+"""What a project means by the packages it names: which framework it runs on the GPU, and which
+distributions must never share one environment.
+
+Real projects often never name their framework: ``accelerate`` or ``peft`` bring torch, ``tf_keras``
+or ``tensorflow-hub`` TensorFlow, ``flax`` or ``optax`` JAX. And some name one on purpose for the
+CPU: ``tensorflow-cpu`` beside JAX keeps the GPU's memory for JAX (vision_transformer's
+requirements say so in a comment), so it must never become ``tensorflow[and-cuda]``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Libraries that exist to run on one framework and bring it (or, like tensorflow-datasets, are only
+# used with it): a project naming one uses that framework. From each package's PyPI metadata
+# (Requires-Dist) or its own description, read 2026-11-26; trl brings torch through accelerate.
+CARRIERS = {
+    "accelerate": "torch", "peft": "torch", "trl": "torch", "pytorch-lightning": "torch", "lightning": "torch",
+    "timm": "torch", "sentence-transformers": "torch", "open-clip-torch": "torch", "torchmetrics": "torch",
+    "xformers": "torch", "deepspeed": "torch", "bitsandbytes": "torch", "torchsde": "torch", "kornia": "torch",
+    "tf-keras": "tensorflow", "tensorflow-hub": "tensorflow", "tensorflow-datasets": "tensorflow",
+    "tfds-nightly": "tensorflow", "tensorflow-addons": "tensorflow", "tensorflow-text": "tensorflow",
+    "keras-hub": "tensorflow", "keras-cv": "tensorflow", "keras-nlp": "tensorflow",
+    "flax": "jax", "optax": "jax", "chex": "jax", "orbax": "jax", "orbax-checkpoint": "jax", "equinox": "jax",
+    "dm-haiku": "jax",
+}
+# Extras that bring the framework themselves (transformers[torch], keras-hub[jax]).
+CARRYING_EXTRAS = {"torch": "torch", "tf": "tensorflow", "tensorflow": "tensorflow", "jax": "jax", "flax": "jax"}
+# Names that say "this framework, on the CPU": the project keeps the GPU for another one (or none).
+CPU_ONLY = {"tensorflow-cpu": "tensorflow", "tf-nightly-cpu": "tensorflow"}
+# Distributions that install the same files (the `tensorflow` package directory): two of them in one
+# environment overwrite each other, whichever installs last wins.
+SAME_FILES = (frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tf-nightly",
+                         "tf-nightly-cpu", "tf-nightly-gpu"}),)
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalized name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def carried_framework(name: str, extras: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """The framework a requirement brings without naming it, or None."""
+    return CARRIERS.get(canonical(name)) or next((CARRYING_EXTRAS[e] for e in sorted(extras) if e in CARRYING_EXTRAS),
+                                                 None)
+
+
+def clashing_distributions(pinned: list[str] | tuple[str, ...]) -> str | None:
+    """Why a set of pins must not be locked: two distributions of one package (``tensorflow`` and
+    ``tensorflow-cpu``, one of them often arriving through a dependency such as tensorflow-text)."""
+    versions = {}
+    for line in pinned:
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*([^\s;]+)", line)
+        if match:
+            versions[canonical(match.group(1))] = match.group(2)
+    for family in SAME_FILES:
+        both = sorted(name for name in versions if name in family)
+        if len(both) > 1:
+            listed = " and ".join(f"{name}=={versions[name]}" for name in both)
+            return (f"the lock would install {listed}, which install the same files and overwrite each other; "
+                    f"require one of them (a dependency may bring the other: `uv pip tree` shows which)")
+    return None

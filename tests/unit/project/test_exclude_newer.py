@@ -1,0 +1,65 @@
+"""[lock] exclude_newer: a lock made against the package index as it was on a date (uv's
+--exclude-newer), so the same inputs give the same lock next month — what the real-projects corpus
+relies on, offered to users too. CUDAENV_EXCLUDE_NEWER sets it for a whole CI run."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from cudaenv.project.config import ConfigError, parse_config
+from cudaenv.project.lock import exclude_newer_for
+from tests.support.cli import cudaenv as run_cli, isolated_env
+
+
+def parsed(tmp_path, lock_table: dict):
+    return parse_config(tmp_path, {"lock": lock_table}, "cudaenv.toml", None)
+
+
+@pytest.mark.parametrize("value", ["2026-11-20", "2026-11-20T00:00:00Z", "2026-11-20T12:30:00+01:00",
+                                   datetime.date(2026, 11, 20)])
+def test_a_date_or_a_timestamp_with_its_offset_is_accepted(tmp_path, value):
+    assert parsed(tmp_path, {"exclude_newer": value}).exclude_newer.startswith("2026-11-20")
+
+
+@pytest.mark.parametrize("value", ["last week", "2026-13-01", "2026-11-20T00:00:00", 20261120, "2026-11-20; rm -rf /",
+                                   datetime.datetime(2026, 11, 20)])
+def test_anything_else_is_bad_input_naming_the_field(tmp_path, value):
+    with pytest.raises(ConfigError) as caught:
+        parsed(tmp_path, {"exclude_newer": value})
+    assert "lock.exclude_newer" in str(caught.value) and "2026-11-20" in str(caught.value)
+
+
+def test_unset_means_the_index_as_it_is_now(tmp_path):
+    assert parse_config(tmp_path, {}, "cudaenv.toml", None).exclude_newer is None
+
+
+def test_the_environment_overrides_the_configuration(tmp_path, monkeypatch):
+    project = parsed(tmp_path, {"exclude_newer": "2026-01-01"})
+    monkeypatch.delenv("CUDAENV_EXCLUDE_NEWER", raising=False)
+    assert exclude_newer_for(project) == "2026-01-01"
+    monkeypatch.setenv("CUDAENV_EXCLUDE_NEWER", "2025-06-30")
+    assert exclude_newer_for(project) == "2025-06-30"
+    monkeypatch.setenv("CUDAENV_EXCLUDE_NEWER", "yesterday")
+    with pytest.raises(ConfigError, match="CUDAENV_EXCLUDE_NEWER"):
+        exclude_newer_for(project)
+
+
+def test_the_lock_digest_changes_with_it(tmp_path):
+    from cudaenv.project.lock import inputs_hash
+
+    assert inputs_hash(parsed(tmp_path, {"exclude_newer": "2026-01-01"})) != \
+        inputs_hash(parsed(tmp_path, {"exclude_newer": "2026-01-02"}))
+
+
+@pytest.mark.network
+def test_the_lock_pins_what_the_index_had_on_that_date(tmp_path):
+    """six 1.9.0 was uploaded on 2015-01-02: a lock as of 2015-01-01 pins 1.8.0."""
+    (tmp_path / "requirements.txt").write_text("six\n")
+    (tmp_path / "cudaenv.toml").write_text('[project]\nname = "old"\npython = "3.11"\nrequirements = ["requirements.txt"]\n'
+                                           '\n[target]\ndriver = "550.54.15"\ngpus = ["A100"]\n\n'
+                                           '[lock]\nexclude_newer = 2015-01-01\n')
+    proc = run_cli("lock", tmp_path, env=isolated_env(), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert '"six==1.8.0"' in (tmp_path / "cudaenv.lock").read_text()

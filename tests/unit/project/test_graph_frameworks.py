@@ -1,0 +1,56 @@
+"""Issue 23, class 3: a framework only the dependency graph brings (ChatGLM-6B names transformers,
+icetk and cpm_kernels; icetk requires torch) is found by resolving the project's own requirements
+with uv — here against a loopback index whose wheels declare exactly that graph."""
+
+from __future__ import annotations
+
+from cudaenv.project.detect import detect_project
+from cudaenv.project.graph import add_graph_frameworks, frameworks_in_graph
+
+
+def publish_graph(index):
+    index.add("torch", "2.9.1")
+    index.add("tensorflow", "2.20.0")
+    index.add("icetk", "0.0.7", requires=["torch>=1.10"])
+    index.add("tf-helper", "1.0", requires=["tensorflow>=2.16"])
+    index.add("transformers", "4.57.3")
+
+
+def test_a_framework_required_by_a_dependency_is_found_with_what_brings_it(tmp_path, package_index, monkeypatch):
+    publish_graph(package_index)
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "requirements.txt").write_text("transformers>=4.23.1\nicetk\n")
+    assert frameworks_in_graph(tmp_path, [tmp_path / "requirements.txt"], []) == {"torch": "icetk"}
+
+
+def test_init_detection_adds_it_only_when_the_files_name_no_framework(tmp_path, package_index, monkeypatch):
+    publish_graph(package_index)
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "requirements.txt").write_text("icetk\n")
+    detected = detect_project(tmp_path)
+    assert detected.frameworks == {}
+    add_graph_frameworks(tmp_path, detected)
+    assert detected.frameworks == {"torch": ""}
+    assert "torch through icetk (dependency graph)" in detected.found
+
+
+def test_a_framework_asked_for_on_the_cpu_stays_there(tmp_path, package_index, monkeypatch):
+    """tensorflow-cpu named, a dependency brings tensorflow: not a GPU TensorFlow (the lock step then
+    refuses the two distributions side by side)."""
+    publish_graph(package_index)
+    package_index.add("tensorflow-cpu", "2.20.0")
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "requirements.txt").write_text("tensorflow-cpu\ntf-helper\n")
+    detected = detect_project(tmp_path)
+    add_graph_frameworks(tmp_path, detected)
+    assert detected.frameworks == {}
+
+
+def test_a_graph_uv_cannot_resolve_adds_nothing(tmp_path, package_index, monkeypatch):
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "requirements.txt").write_text("not-published-anywhere==1.0\n")
+    assert frameworks_in_graph(tmp_path, [tmp_path / "requirements.txt"], []) == {}

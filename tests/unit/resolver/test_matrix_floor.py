@@ -1,0 +1,82 @@
+"""Issue 23, class 7: every real release from a stated floor is in the matrix, and a release older
+than that floor is answered with where the matrix stops — not as if the version did not exist.
+(torch 1.11.0 is real: cu102 on PyPI, cu113 on PyTorch's index; CompVis/stable-diffusion pins it.)"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudaenv.matrix import load_matrix
+from cudaenv.matrix.builds import framework_builds
+from cudaenv.resolver.model import Constraints, Host
+from cudaenv.resolver.resolve import UnknownVersion, below_floor, resolve
+
+
+def floor(framework: str) -> str:
+    return min((b.version for b in framework_builds(load_matrix(overlays=[]))[framework]), key=Version)
+
+
+@pytest.mark.parametrize(("name", "pin"), [("torch", "==1.11.0"), ("torch", "~=1.7.1"), ("tensorflow", "==1.5"),
+                                           ("jax", "==0.3.4")])
+def test_a_release_older_than_the_matrix_says_where_the_matrix_stops(name, pin):
+    matrix = load_matrix(overlays=[])
+    with pytest.raises(UnknownVersion) as caught:
+        resolve(matrix, Constraints(frameworks=((name, SpecifierSet(pin)),)), Host())
+    message = str(caught.value)
+    assert f"the matrix records every {name} release from {floor(name)} on, and none older" in message
+    assert f"pin {name}>={floor(name)}" in message
+
+
+def test_a_version_inside_the_covered_range_still_gets_its_neighbours():
+    matrix = load_matrix(overlays=[])
+    with pytest.raises(UnknownVersion) as caught:
+        resolve(matrix, Constraints(frameworks=(("torch", SpecifierSet("==2.4.99")),)), Host())
+    assert "nearest known: 2.4.0, 2.4.1" in str(caught.value) and "none older" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("spec", "expected"), [("==1.11.0", True), ("<1.12", False), ("<=1.11.9", True),
+                                                ("~=1.7.1", True), ("==1.12.0", False), (">=1.0", False)])
+def test_below_floor_compares_the_upper_bound_with_the_oldest_release(spec, expected):
+    assert below_floor(SpecifierSet(spec), "1.12.0") is expected
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])
+def test_every_pypi_release_from_the_floor_is_in_the_matrix(framework):
+    """The floor is only honest if nothing above it is missing: PyPI's final releases (not yanked)
+    uploaded before the matrix was made (2026-11-21) must all be rows."""
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{framework}/json", timeout=60) as response:
+        releases = json.load(response)["releases"]
+    known = {b.version for b in framework_builds(load_matrix(overlays=[]))[framework]}
+    lowest = Version(floor(framework))
+    missing = sorted((v for v, files in releases.items()
+                      if files and not Version(v).is_prerelease and Version(v) >= lowest
+                      and not all(f.get("yanked") for f in files)
+                      and min(f["upload_time_iso_8601"] for f in files) < "2026-11-21"
+                      and v not in known), key=Version)
+    assert missing == []
+
+
+def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path):
+    """CompVis/stable-diffusion's environment.yaml (tests/fixtures/real-projects) pins pytorch=1.11.0."""
+    import shutil
+    from pathlib import Path
+
+    from tests.support.cli import cudaenv as run_cli, isolated_env
+
+    project = tmp_path / "sd"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures" / "real-projects" / "compvis-stable-diffusion",
+                    project)
+    proc = run_cli("init", project, "--no-lock", "--driver", "550.54.15", "--gpu", "A100", env=isolated_env(),
+                   timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"cudaenv: error: environment.yaml: torch 1.11.0 matches no release in the matrix; the matrix records every "
+        f"torch release from {floor('torch')} on, and none older (pin torch>={floor('torch')}, or add the older "
+        f"release's row in a matrix overlay) (see `cudaenv matrix list torch`)"]
+    assert not (project / "cudaenv.toml").exists()
