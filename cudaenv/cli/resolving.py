@@ -3,6 +3,8 @@ answer as text or as the one JSON object (``resolve_cmd`` is the click command).
 
 from __future__ import annotations
 
+import os
+
 import sys
 from dataclasses import dataclass
 
@@ -106,6 +108,15 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
 
         result = installable(matrix, project, target.host, result, constraints)  # the whole project decides
     else:
+        from cudaenv.project.served import INDEX_ENV
+
+        if os.environ.get(INDEX_ENV):  # choose among the builds that index serves, as init and lock do
+            from pathlib import Path
+
+            from cudaenv.project.config import parse_config, project_constraints
+
+            unconfigured = parse_config(Path.cwd(), {}, str(Path.cwd() / "cudaenv.toml"), None)
+            constraints = project_constraints(matrix, unconfigured, constraints)
         result = resolve(matrix, constraints, target.host)
     if as_json:
         payload = result.as_dict()
