@@ -53,6 +53,9 @@ class Detected:
     conda_file: str | None = None  # environment.yml, when it has a pip list for the lock to pin
 
 
+JAX_CUDA_EXTRA = re.compile(r"cuda([0-9]+)(?:[-_](?:pip|local))?")
+
+
 def _cuda_from_tag(digits: str) -> str:
     # cu118 -> 11.8, cu121 -> 12.1, cu92 -> 9.2, cu102 -> 10.2
     return f"{digits[:-1]}.{digits[-1]}"
@@ -89,6 +92,10 @@ def _take(detected: Detected, requirement: Requirement, where: str) -> None:
             match = LOCAL_CUDA.match(local)
             if match:
                 detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
+    if key == "jax":  # jax[cuda12], jax[cuda12_pip], jax[cuda13-local]: the project chose the CUDA major
+        majors = {m.group(1) for extra in requirement.extras for m in [JAX_CUDA_EXTRA.fullmatch(extra)] if m}
+        if len(majors) == 1:
+            detected.cuda = detected.cuda or f"{majors.pop()}.*"
     if _canonical(name) == "jaxlib":
         spec = ""  # jaxlib's numbers are not jax's (jax 0.3.4 with jaxlib 0.3.2): the jax release picks it
     if key in detected.frameworks and detected.frameworks[key] and spec:

@@ -80,7 +80,7 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     cuda = tomlkit.table()
     if detected.cuda:
         cuda.add("version", detected.cuda)
-        cuda["version"].comment("named by a pinned build (e.g. +cu118)")
+        cuda["version"].comment("named by the requirements (a +cu118 build, a jax[cuda12] extra)")
     else:
         cuda.add(tomlkit.comment(f'version = ">={stack.cuda}"   # optional; resolved: CUDA {stack.cuda}'))
     if stack.cudnn:

@@ -7,8 +7,8 @@ fixed date, never cudaenv) found one, or refuse cleanly where it found none. The
 once per host, a few projects at a time; each project is then its own test. Needs PyPI (CI reaches
 it); uv's cache (UV_CACHE_DIR) and the fixed date keep reruns short and repeatable.
 
-Known failures on this branch are marked xfail(strict=False) with the issue class and the branch that
-fixes it, so the lead can remove the marks after merging; bench/corpus_score.py prints the score.
+The known failures are marked xfail(strict=False) with the reason; bench/corpus_score.py prints the
+score per host.
 """
 
 from __future__ import annotations
@@ -19,40 +19,12 @@ from tests.support.real_projects import HOSTS, projects, run_corpus
 
 pytestmark = [pytest.mark.network]
 
-# (host, project) -> reason, as measured on branch `corpus` before the other branches were merged
-# (bench/corpus_score.py). Classes 1/2/4/5 are fixed on branch `index`, issue 24 on branch `wheels`.
+# (host, project) -> reason: the known failures after issues 23 and 24 were merged (bench/corpus_score.py).
 FLOOR = ("class 7: torch ~=1.7.1 is below the matrix floor (torch 1.12.0); the answer says so, but rows for older "
          "releases were not added, so this stays a failure after merging")
-UNTIL_MERGED: dict[tuple[str, str], str] = {
-    ("r550-a100", "bert"): "issue 24, branch wheels",
-    ("r550-a100", "chatglm-6b"): "classes 1/2, branch index",
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("r550-a100", "clip"): FLOOR,
-    ("r550-a100", "comfyui"): "classes 1/2, branch index",
-    ("r550-a100", "controlnet"): "issue 24, branch wheels",
-    ("r550-a100", "diffusers-text-to-image"): "classes 1/2, branch index",
-    ("r550-a100", "keras-io"): "issue 24, branch wheels",
-    ("r550-a100", "minigpt-4"): "issue 24, branch wheels",
-    ("r550-a100", "nanochat"): "class 5, branch index",
-    ("r550-a100", "transformers-flax-language-modeling"): "issue 24, branch wheels",
-    ("r550-a100", "transformers-text-classification"): "classes 1/2, branch index",
-    ("r550-a100", "trl"): "classes 1/2, branch index",
-    ("r550-a100", "ultralytics"): "classes 1/2, branch index",
-    ("r550-a100", "whisper"): "classes 1/2, branch index",
-    ("r580-rtx4090", "alphafold3"): "classes 1/2, branch index",
-    ("r580-rtx4090", "bert"): "issue 24, branch wheels",
-    ("r580-rtx4090", "chatglm-6b"): "classes 1/2, branch index",
     ("r580-rtx4090", "clip"): FLOOR,
-    ("r580-rtx4090", "comfyui"): "classes 1/4/5 (branch index) or issue 24 (branch wheels)",
-    ("r580-rtx4090", "controlnet"): "issue 24, branch wheels",
-    ("r580-rtx4090", "diffusers-text-to-image"): "classes 1/2, branch index",
-    ("r580-rtx4090", "keras-io"): "issue 24, branch wheels",
-    ("r580-rtx4090", "minigpt-4"): "issue 24, branch wheels",
-    ("r580-rtx4090", "nanochat"): "classes 1/2, branch index",
-    ("r580-rtx4090", "transformers-flax-language-modeling"): "issue 24, branch wheels",
-    ("r580-rtx4090", "transformers-text-classification"): "classes 1/2, branch index",
-    ("r580-rtx4090", "trl"): "classes 1/2, branch index",
-    ("r580-rtx4090", "ultralytics"): "classes 1/2, branch index",
-    ("r580-rtx4090", "whisper"): "classes 1/2, branch index",
 }
 
 _RESULTS: dict[str, dict] = {}
@@ -67,7 +39,7 @@ def corpus_results(host: str) -> dict:
 def _cases():
     for host in sorted(HOSTS):
         for name in projects():
-            reason = UNTIL_MERGED.get((host, name))
+            reason = KNOWN_FAILURES.get((host, name))
             marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
             yield pytest.param(host, name, marks=marks, id=f"{host}-{name}")
 
