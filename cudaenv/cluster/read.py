@@ -14,6 +14,33 @@ from cudaenv.cluster.facts import KUBERNETES, SLURM, NodeFacts, NodesInputError
 MAX_BYTES = 256 * 1024 * 1024  # a 5,000-node cluster's `kubectl get nodes -o json` is tens of MB
 
 
+class Oversized(str):
+    """A JSON integer longer than Python converts (``sys.get_int_max_str_digits``, 4300 digits by
+    default): kept as its text, so the reader that meets it names its node instead of crashing."""
+
+
+def _integer(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return Oversized(text)
+
+
+def oversized_integer(value) -> str | None:
+    """Where in ``value`` (a JSON path suffix like ``.status.capacity.x``) an oversized integer sits.
+    Iterative: a document nested as deep as the JSON parser allows must not exhaust the stack here."""
+    pending = [("", value)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, Oversized):
+            return path or "."
+        if isinstance(item, dict):
+            pending.extend((f"{path}.{key}", child) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            pending.extend((f"{path}[{index}]", child) for index, child in reversed(list(enumerate(item))))
+    return None
+
+
 def read_text(path: str) -> tuple[str, str]:
     """(text, the name errors use): ``-`` is standard input."""
     if path == "-":
@@ -36,13 +63,15 @@ def parse_document(name: str, text: str) -> tuple[str, dict | str]:
     if text.lstrip().startswith("NodeName="):  # `scontrol show node` as text: Slurm without --json
         return SLURM, text
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise NodesInputError(name, None, f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected "
                               "the output of `kubectl get nodes -o json`, `scontrol show node [--json]` or "
                               "`sinfo --json`") from exc
     except RecursionError as exc:
         raise NodesInputError(name, None, "JSON nested too deeply to read") from exc
+    if isinstance(document, Oversized):
+        raise NodesInputError(name, None, "a number of more digits than can be read; expected a JSON object")
     if not isinstance(document, dict):
         raise NodesInputError(name, None, f"expected a JSON object (a Kubernetes List of Node, or Slurm's node "
                               f"JSON), got a JSON {type(document).__name__}")

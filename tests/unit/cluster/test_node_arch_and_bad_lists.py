@@ -1,0 +1,137 @@
+"""A node's CPU architecture decides as much as its GPU (cudaenv's images are x86_64 only), and a
+nodes file that cannot be read as one answer per node is bad input: a JSON integer past Python's
+digit limit, or one node listed twice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cudaenv.cluster.facts import NodesInputError
+from cudaenv.cluster.kubernetes import read_kubernetes
+from cudaenv.cluster.read import parse_document, read_nodes
+from cudaenv.cluster.slurm import read_slurm
+from cudaenv.cluster.verdicts import judge
+from tests.unit.cluster.helpers import SLURM, as_list, configured_torch_stack, node
+
+HUGE = "9" * 5000  # past sys.get_int_max_str_digits() (4300 by default)
+
+
+def with_labels(obj: dict, **labels) -> dict:
+    obj["metadata"]["labels"].update(labels)
+    return obj
+
+
+def read_one(obj: dict):
+    [facts] = read_kubernetes("nodes.json", as_list(obj))
+    return facts
+
+
+# --- architecture -------------------------------------------------------------------------------
+
+
+def test_the_kubelets_arch_label_is_read_in_the_kernels_spelling():
+    assert read_one(node("a100-r535")).arch == "x86_64"
+    assert read_one(with_labels(node("a100-r535"), **{"kubernetes.io/arch": "arm64",
+                                                     "beta.kubernetes.io/arch": "arm64"})).arch == "aarch64"
+
+
+def test_a_node_without_an_arch_label_has_no_arch():
+    obj = node("a100-r535")
+    for key in ("kubernetes.io/arch", "beta.kubernetes.io/arch"):
+        obj["metadata"]["labels"].pop(key, None)
+    assert read_one(obj).arch is None
+
+
+@pytest.mark.parametrize("labels", [{"kubernetes.io/arch": "ARM 64"},
+                                    {"kubernetes.io/arch": "arm64", "beta.kubernetes.io/arch": "amd64"}])
+def test_a_bad_or_contradicting_arch_label_is_bad_input_naming_the_node(labels):
+    with pytest.raises(NodesInputError, match=r"^nodes.json: node a100-r535: label .*arch"):
+        read_one(with_labels(node("a100-r535"), **labels))
+
+
+def test_an_arm64_node_is_refused_for_the_x86_64_image_with_its_reason(matrix):
+    stack = configured_torch_stack(matrix)
+    assert judge(matrix, stack, read_one(node("a100-r535"))).compatible  # on its amd64 CPU, it runs
+    grace = judge(matrix, stack, read_one(with_labels(node("a100-r535"), **{"kubernetes.io/arch": "arm64",
+                                                                         "beta.kubernetes.io/arch": "arm64"})))
+    assert not grace.compatible and grace.mode is None
+    assert grace.reasons == ("the node's CPU is aarch64; the image is built for x86_64 only (cudaenv's base images "
+                             "and framework wheels), so it cannot start there",)
+
+
+def test_a_grace_gpu_named_by_its_product_is_refused_even_without_an_arch_label(matrix):
+    """GH200 comes only in aarch64 hosts (the matrix's host_arch): the GPU row says so itself."""
+    obj = with_labels(node("a100-r535"), **{"nvidia.com/gpu.product": "NVIDIA-GH200-480GB",
+                                            "nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0"})
+    for key in ("kubernetes.io/arch", "beta.kubernetes.io/arch"):
+        obj["metadata"]["labels"].pop(key, None)
+    verdict = judge(matrix, configured_torch_stack(matrix), read_one(obj))
+    assert not verdict.compatible and any("aarch64" in r for r in verdict.reasons)
+
+
+def test_slurm_arch_is_read_from_scontrol_text_and_json():
+    text = (SLURM / "scontrol-show-node-22.05.8.txt").read_text()
+    assert [f.arch for f in read_slurm("n.txt", text)] == ["x86_64"]
+    assert [f.arch for f in read_slurm("n.txt", text.replace("Arch=x86_64", "Arch=aarch64"))] == ["aarch64"]
+    document = json.loads((SLURM / "scontrol-show-node-json-23.11.json").read_text())
+    document["nodes"][0]["architecture"] = "aarch64"
+    arches = [f.arch for f in read_slurm("n.json", document)]
+    assert arches[0] == "aarch64" and set(arches[1:]) == {"x86_64"}
+
+
+def test_a_slurm_aarch64_node_is_refused(matrix):
+    from cudaenv.cluster.facts import NodeFacts
+
+    stack = configured_torch_stack(matrix)
+    facts = NodeFacts(name="gh", source="slurm", driver="550.54.15", product="a100", gpu_count=4,
+                      mapped_feature="a100", arch="aarch64")
+    verdict = judge(matrix, stack, facts)
+    assert not verdict.compatible and any("CPU is aarch64" in r for r in verdict.reasons)
+    assert judge(matrix, stack, NodeFacts(**{**facts.__dict__, "arch": "x86_64"})).compatible
+
+
+def test_a_bad_slurm_arch_is_bad_input():
+    text = (SLURM / "scontrol-show-node-22.05.8.txt").read_text().replace("Arch=x86_64", "Arch=x86-64!")
+    with pytest.raises(NodesInputError, match=r"node vm: architecture: expected a CPU architecture"):
+        read_slurm("n.txt", text)
+
+
+# --- numbers past the digit limit -----------------------------------------------------------------
+
+
+def test_a_huge_integer_in_a_kubernetes_node_is_bad_input_naming_file_and_node(tmp_path):
+    obj = node("l4-r570")
+    text = json.dumps(as_list(obj)).replace('"capacity": {', f'"capacity": {{"example.com/x": {HUGE}, ', 1)
+    path = tmp_path / "nodes.json"
+    path.write_text(text)
+    with pytest.raises(NodesInputError) as caught:
+        read_nodes(str(path))
+    assert str(caught.value).startswith(f"{path}: node l4-r570: status.capacity.example.com/x: a number of more")
+    assert caught.value.field == "items[0].status.capacity.example.com/x"
+
+
+def test_a_huge_integer_as_the_whole_document_is_bad_input():
+    with pytest.raises(NodesInputError, match="a number of more digits than can be read"):
+        parse_document("n.json", HUGE)
+
+
+def test_a_huge_integer_in_a_slurm_record_is_bad_input_naming_the_node():
+    document = json.loads((SLURM / "scontrol-show-node-json-23.11.json").read_text())
+    name = document["nodes"][0]["name"]
+    text = json.dumps(document).replace('"architecture"', f'"x_huge": {HUGE}, "architecture"', 1)
+    _kind, parsed = parse_document("n.json", text)
+    with pytest.raises(NodesInputError, match=rf"^n.json: node {name}: "):
+        read_slurm("n.json", parsed)
+
+
+# --- one node, twice ------------------------------------------------------------------------------
+
+
+def test_a_node_listed_twice_is_bad_input_naming_both_places():
+    with pytest.raises(NodesInputError) as caught:
+        read_kubernetes("nodes.json", as_list(node("l4-r570"), node("a100-r535"), node("l4-r570")))
+    assert str(caught.value) == ("nodes.json: node l4-r570: listed twice (items[0] and items[2]); expected each node "
+                                 "once, as `kubectl get nodes -o json` prints them")
+    assert caught.value.field == "items[2].metadata.name"
