@@ -135,3 +135,32 @@ def test_a_node_listed_twice_is_bad_input_naming_both_places():
     assert str(caught.value) == ("nodes.json: node l4-r570: listed twice (items[0] and items[2]); expected each node "
                                  "once, as `kubectl get nodes -o json` prints them")
     assert caught.value.field == "items[2].metadata.name"
+
+
+# --- compute capability: the node's own labels decide -------------------------------------------------
+
+
+def test_the_nodes_compute_capability_labels_win_over_the_matrix_row(matrix):
+    """GFD reads the capability from NVML on the node; the product name is looked up in a table.
+    When they differ, what the node reports is what runs, and what is checked."""
+    from cudaenv.cluster.verdicts import node_gpu
+
+    obj = with_labels(node("a100-r535"), **{"nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0"})
+    gpu, caveats = node_gpu(matrix, read_one(obj))
+    assert (gpu.name, gpu.compute_capability, gpu.architecture) == ("A100", "9.0", "hopper")
+    assert any("the matrix lists A100 as sm_80; the node reports sm_90" in c for c in caveats)
+    same, none = node_gpu(matrix, read_one(node("a100-r535")))
+    assert same.compute_capability == "8.0" and not any("the matrix lists" in c for c in none)
+
+
+@pytest.mark.parametrize("present, missing", [("nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor"),
+                                              ("nvidia.com/gpu.compute.minor", "nvidia.com/gpu.compute.major")])
+def test_one_compute_capability_label_without_the_other_is_bad_input(present, missing):
+    obj = node("a100-r535")
+    del obj["metadata"]["labels"][missing]
+    with pytest.raises(NodesInputError) as caught:
+        read_one(obj)
+    assert str(caught.value) == (f"nodes.json: node a100-r535: label {missing}: missing beside the other compute "
+                                 "capability label")
+    assert caught.value.field == f'items[0].metadata.labels["{missing}"]'
+    assert present in obj["metadata"]["labels"]
