@@ -110,7 +110,8 @@ def _record(file: str, where: str, name, features, gres, arch=None) -> dict:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise NodesInputError(file, f"{where}.name", f"{where}.name: expected a node name, got {_shown(name)}")
     count, types = parse_gres(file, where, name, gres)
-    return {"name": name, "features": _features(file, where, name, features), "gres": gres or None,
+    return {"name": name, "features": _features(file, where, name, features),
+            "gres": None if gres is None or gres in _EMPTY_GRES else gres,  # "(null)": Slurm's "not set"
             "count": count, "types": types, "arch": _arch(file, where, name, arch)}
 
 
