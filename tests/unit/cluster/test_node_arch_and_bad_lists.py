@@ -164,3 +164,45 @@ def test_one_compute_capability_label_without_the_other_is_bad_input(present, mi
                                  "capability label")
     assert caught.value.field == f'items[0].metadata.labels["{missing}"]'
     assert present in obj["metadata"]["labels"]
+
+
+# --- each structural error of a Kubernetes node names its field exactly ----------------------------
+
+NAMED = {"kind": "Node", "metadata": {"name": "n1", "labels": {}}}
+STRUCTURE = [
+    (3, "items[0]", "items[0]: expected a Node object, got int"),
+    ({"kind": "Pod"}, "items[0].kind", "items[0]: expected kind Node, got 'Pod'"),
+    ({"kind": "Node", "metadata": []}, "items[0].metadata", "items[0].metadata: expected an object with the node's name"),
+    ({"kind": "Node", "metadata": {"name": "N_1"}}, "items[0].metadata.name",
+     "items[0].metadata.name: expected a node name (DNS subdomain), got 'N_1'"),
+    ({"kind": "Node", "metadata": {"name": "a" * 254}}, "items[0].metadata.name",
+     "items[0].metadata.name: expected a node name (DNS subdomain), got '" + "a" * 44 + "… (256 chars)"),
+    ({**NAMED, "metadata": {"name": "n1", "labels": "x"}}, "items[0].metadata.labels",
+     "node n1: metadata.labels: expected an object, got str"),
+    ({**NAMED, "status": []}, "items[0].status", "node n1: status: expected an object, got list"),
+    ({**NAMED, "status": {"capacity": []}}, "items[0].status.capacity", "node n1: status.capacity: expected an object"),
+    ({**NAMED, "status": {"allocatable": {"nvidia.com/gpu": True}}}, 'items[0].status.allocatable["nvidia.com/gpu"]',
+     "node n1: status.allocatable[nvidia.com/gpu]: expected a whole number of GPUs, got True"),
+    ({**NAMED, "status": {"capacity": {"nvidia.com/gpu": 100000}}}, 'items[0].status.capacity["nvidia.com/gpu"]',
+     "node n1: status.capacity[nvidia.com/gpu]: expected a whole number of GPUs, got 100000"),
+]
+
+
+@pytest.mark.parametrize("item, field, message", STRUCTURE, ids=[case[1] for case in STRUCTURE])
+def test_a_malformed_node_is_named_with_its_exact_field(item, field, message):
+    with pytest.raises(NodesInputError) as caught:
+        read_kubernetes("c.json", as_list(item))
+    assert (str(caught.value), caught.value.field) == (f"c.json: {message}", field)
+
+
+def test_items_that_are_not_a_list_are_named():
+    with pytest.raises(NodesInputError) as caught:
+        read_kubernetes("c.json", {"kind": "NodeList", "items": {}})
+    assert (str(caught.value), caught.value.field) == ("c.json: items: expected the list of Node objects of a NodeList",
+                                                       "items")
+
+
+def test_a_single_node_document_is_read_as_one_node():
+    [facts] = read_kubernetes("c.json", {**NAMED, "status": {"capacity": {"nvidia.com/gpu": "2"},
+                                                             "allocatable": {"nvidia.com/gpu": 1}}})
+    assert (facts.name, facts.capacity, facts.allocatable, facts.arch) == ("n1", 2, 1, None)
