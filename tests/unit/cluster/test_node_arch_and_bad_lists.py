@@ -206,3 +206,54 @@ def test_a_single_node_document_is_read_as_one_node():
     [facts] = read_kubernetes("c.json", {**NAMED, "status": {"capacity": {"nvidia.com/gpu": "2"},
                                                              "allocatable": {"nvidia.com/gpu": 1}}})
     assert (facts.name, facts.capacity, facts.allocatable, facts.arch) == ("n1", 2, 1, None)
+
+
+# --- reading the file itself --------------------------------------------------------------------------
+
+
+def test_a_nodes_file_that_is_not_utf8_names_the_byte(tmp_path):
+    from cudaenv.cluster.read import read_text
+
+    path = tmp_path / "n.json"
+    path.write_bytes(b'{"kind": "List"\xff}')
+    with pytest.raises(NodesInputError) as caught:
+        read_text(str(path))
+    assert str(caught.value) == f"{path}: not UTF-8 text (byte 15): expected JSON" and caught.value.field is None
+
+
+def test_a_nodes_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    from cudaenv.cluster import read
+
+    monkeypatch.setattr(read, "MAX_BYTES", 2 * 1024 * 1024)
+    path = tmp_path / "n.json"
+    path.write_bytes(b" " * (2 * 1024 * 1024 + 1))
+    with pytest.raises(NodesInputError) as caught:
+        read.read_text(str(path))
+    assert str(caught.value) == f"{path}: larger than 2 MiB: not a nodes listing"
+    path.write_bytes(b" " * (2 * 1024 * 1024))
+    assert read.read_text(str(path)) == (" " * (2 * 1024 * 1024), str(path))  # the limit itself is fine
+
+
+def test_dash_reads_standard_input_and_names_it(monkeypatch):
+    import io
+    import sys
+
+    from cudaenv.cluster.read import read_text
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"kind": "List", "items": []}')))
+    assert read_text("-") == ('{"kind": "List", "items": []}', "<stdin>")
+
+
+def test_an_empty_listing_is_bad_input(tmp_path):
+    path = tmp_path / "n.json"
+    path.write_text('{"kind": "List", "items": []}')
+    with pytest.raises(NodesInputError) as caught:
+        read_nodes(str(path))
+    assert str(caught.value) == f"{path}: lists no nodes (a label selector or partition that matched nothing?)"
+
+
+def test_read_nodes_tells_kubernetes_from_slurm_text(tmp_path):
+    path = tmp_path / "n.txt"
+    path.write_text("NodeName=n1 Arch=x86_64 Gres=gpu:a100:2\n")
+    name, kind, nodes = read_nodes(str(path))
+    assert (name, kind, [n.name for n in nodes]) == (str(path), "slurm", ["n1"])
