@@ -24,6 +24,7 @@ Usage::
     python bench/mutation_score.py --list               # the groups, their files and tests
     python bench/mutation_score.py resolver --survivors # also print each survivor's diff
     python bench/mutation_score.py --json               # one JSON object on stdout
+    python bench/mutation_score.py resolver --report-only  # score what a run (maybe still going) has judged
 
 Exit status: 0 when every group run reaches the goal, 1 when one does not, 2 on bad usage.
 """
@@ -194,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="scratch directory for the copies and logs")
     parser.add_argument("--survivors", action="store_true", help="print each survivor's diff")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--report-only", action="store_true",
+                        help="do not run mutmut: score the verdicts already in the scratch copies (a run that was "
+                             "stopped, or is still going, counts what it judged; the rest is 'not checked')")
     args = parser.parse_args(argv)
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:
@@ -208,13 +212,20 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda line: print(line, file=sys.stderr)) if args.json else print
     report: dict = {"goal": GOAL, "tool": "mutmut", "groups": {}}
     for name in args.groups or list(GROUPS):
-        seconds, copy = run_group(name, args.work, args.max_children, log)
+        if args.report_only:
+            seconds, copy = 0.0, args.work / name
+            if not (copy / "mutants").is_dir():
+                log(f"{name}: no run in {copy}")
+                continue
+        else:
+            seconds, copy = run_group(name, args.work, args.max_children, log)
         modules = {}
         for module in GROUPS[name][0]:
             modules[module] = score(verdicts(copy, module), excluded)
         total = score({k: c for module in GROUPS[name][0] for k, c in verdicts(copy, module).items()}, excluded)
         report["groups"][name] = {"seconds": round(seconds), "total": total, "modules": modules}
         if not args.json:
+            log(f"{name}:")
             for module, result in modules.items():
                 shown = f"{result['score']:.1%}" if result["score"] is not None else "n/a"
                 log(f"  {module:36} {shown:>7}  killed {result['killed']:4} of {result['mutants'] - result['equivalent'] - result['not_checked']:4}"
