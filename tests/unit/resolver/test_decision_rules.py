@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver.model import Constraints
 from cudaenv.resolver.resolve import _stack_cudnn, resolve
@@ -98,3 +100,54 @@ def test_two_frameworks_on_the_system_cudnn_need_the_larger_of_their_versions():
         assert need == "8.6" and version == "8.6"
     lower = replace(tensorflow, cudnn="8.1")
     assert _stack_cudnn([lower, jax_local])[1] == "8.2"  # the range's floor is the larger need now
+
+
+# --- what an unknown version is told: the nearest ones by version order ---------------------------
+
+KNOWN = ["2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.14.1", "1.13.1", "2.4.2", "2.4.3"]
+
+
+@pytest.mark.parametrize("wanted, nearest", [
+    ("2.4.99", ["2.4.1", "2.4.2", "2.4.3"]),  # the series, the three nearest below it
+    ("2.4.0", ["2.4.0", "2.4.1", "2.4.2"]),
+    ("2.4.2", ["2.4.1", "2.4.2", "2.4.3"]),  # one below, itself, one above
+    ("2.4.*", ["2.4.0", "2.4.1", "2.4.2"]),  # a wildcard is its series
+    ("2.5.7", ["2.5.0", "2.5.1"]),  # a series shorter than three: all of it
+    ("2.7.0", ["2.6.0", "2.14.1"]),  # no such series: the nearest below and above, in version order
+    ("3.0", ["2.14.1"]),  # nothing above
+    ("1.0", ["1.13.1"]),  # nothing below
+    ("not a version", []),
+])
+def test_an_unknown_version_is_offered_its_nearest_releases_in_version_order(wanted, nearest):
+    from cudaenv.resolver.resolve import nearest_versions
+
+    assert nearest_versions(wanted, KNOWN) == nearest
+
+
+def _with_variant(name: str, pin: str, tag: str, **host_kw):
+    return resolve(matrix(), replace(constraints(**{name: pin}), variants=((name, tag),)),
+                   host(host_kw.get("driver"), host_kw.get("gpus", ())))
+
+
+def test_a_local_build_pin_names_the_builds_that_were_published():
+    from cudaenv.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        _with_variant("torch", "==2.6.0", "cu999")
+    assert str(caught.value) == ("torch 2.6.0+cu999: no such build was published; torch 2.6.0 is built for cu118, "
+                                 "cu124, cu126 (see `cudaenv matrix list torch`)")
+    assert caught.value.field == "frameworks.torch"
+
+
+def test_a_companion_pin_of_a_local_build_names_the_companion_release():
+    from cudaenv.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        _with_variant("torchvision", "==0.21.0", "cu999")
+    assert str(caught.value) == ("torchvision 0.21.0+cu999: no such build was published; torchvision 0.21.0 is "
+                                 "built for cu118, cu124, cu126 (see `cudaenv matrix list torch`)")
+
+
+def test_a_published_local_build_resolves_to_it():
+    result = _with_variant("torch", "==2.6.0", "cu124", driver="550.54.15", gpus=["A100"])
+    assert result.stack.framework("torch") == "2.6.0" and result.stack.cuda == "12.4"
