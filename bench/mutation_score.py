@@ -135,7 +135,9 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
         'also_copy = ["matrix", "templates", "examples"]',
         "only_mutate = " + json.dumps(list(modules)),
         "pytest_add_cli_args_test_selection = " + json.dumps(list(tests)),
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]',
+        # tests that need Docker, Slurm or the network are integration checks here: a mutant is
+        # judged by the unit tests alone, as the score promises
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not docker and not slurm and not network"]',
         "",
     ])
     with open(copy / "pyproject.toml", "a", encoding="utf-8") as handle:
