@@ -5,6 +5,7 @@ digit limit, or one node listed twice."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -188,7 +189,8 @@ STRUCTURE = [
 ]
 
 
-@pytest.mark.parametrize("item, field, message", STRUCTURE, ids=[case[1] for case in STRUCTURE])
+@pytest.mark.parametrize("item, field, message", STRUCTURE,
+                         ids=[f"{re.sub(r'[^A-Za-z0-9.]+', '-', case[1])}-{i}" for i, case in enumerate(STRUCTURE)])
 def test_a_malformed_node_is_named_with_its_exact_field(item, field, message):
     with pytest.raises(NodesInputError) as caught:
         read_kubernetes("c.json", as_list(item))

@@ -38,7 +38,7 @@ BAD_JSON = [
 ]
 
 
-@pytest.mark.parametrize("document, field, message", BAD_JSON, ids=[case[1] + ":" + case[2][8:40] for case in BAD_JSON])
+@pytest.mark.parametrize("document, field, message", BAD_JSON, ids=[f"{case[1]}-{i}".replace("[", "").replace("]", "") for i, case in enumerate(BAD_JSON)])
 def test_bad_slurm_json_is_one_line_naming_file_node_and_field(document, field, message):
     with pytest.raises(NodesInputError) as caught:
         read_slurm("f.json", document)
