@@ -78,3 +78,28 @@ def test_a_resolution_as_json(stacks):
                                  {"code": "fix-driver", "message": "upgrade", "fix": "550"}]}
     refused = Resolution(None, (), problems)
     assert refused.as_dict()["stack"] is None and refused.ok is False and refused.reasons == ("m",)
+
+
+def test_find_links_and_partial_gpu_targets_read_back():
+    data = {"python": "3.11", "cuda": "12.4", "flavor": "runtime", "base_image": "b", "find_links": ["https://f.example/"],
+            "gpu_targets": {"torch": {"sass": ["8.0"]}, "jax": {"ptx": ["9.0"]}}}
+    stack = Stack.from_dict(data)
+    assert stack.find_links == ("https://f.example/",)
+    assert stack.gpu_targets == (("torch", ("8.0",), ()), ("jax", (), ("9.0",)))
+
+
+def test_flags_replace_exactly_the_fields_they_name():
+    from cudaenv.resolver.model import Constraints
+    from cudaenv.versions import parse_specifier as spec
+
+    project = Constraints(python=spec("3.11"), frameworks=(("torch", spec(">=2.4")), ("jax", spec(">=0.4"))),
+                          cuda=spec("12.4"), cudnn=spec("9.1"), flavor="devel", os="ubuntu22.04",
+                          variants=(("torch", "cu124"), ("jax", "cuda12")))
+    assert project.merged(Constraints()) == project  # no flag: the project decides everything
+    flags = Constraints(python=spec("3.12"), frameworks=(("torch", spec("==2.6.0")),), cuda=spec("12.6"),
+                        cudnn=spec("9.5"), variants=(("torch", "cu126"),))
+    merged = project.merged(flags)
+    assert (merged.python, merged.cuda, merged.cudnn) == (spec("3.12"), spec("12.6"), spec("9.5"))
+    assert merged.frameworks == (("jax", spec(">=0.4")), ("torch", spec("==2.6.0")))
+    assert merged.variants == (("jax", "cuda12"), ("torch", "cu126"))
+    assert (merged.flavor, merged.os) == ("devel", "ubuntu22.04")
