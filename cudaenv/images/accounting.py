@@ -159,7 +159,8 @@ def account(images: Iterable[ImageInfo], *, only_bases: Sequence[str] = ()) -> I
             by_base[base.info.id].append(ProjectUse(project, sum(project.sizes[depth:]), len(project.chain) - depth))
         else:
             unattached.append(ProjectUse(project, sum(project.sizes), len(project.chain)))
-    stacks = [StackUse(b, tuple(by_base[b.info.id]), tuple(others[b.info.id])) for b in sorted(bases, key=lambda b: b.name)]
+    stacks = [StackUse(b, tuple(by_base[b.info.id]), tuple(others[b.info.id]))
+              for b in sorted(bases, key=lambda b: b.name)]
     counted = bases + projects
     if only_bases:
         stacks = [s for s in stacks if s.base.info.id in only_bases]
