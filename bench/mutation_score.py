@@ -160,10 +160,10 @@ def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] =
     env = dict(os.environ, CUDAENV_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1")
     env.pop("CUDAENV_MATRIX_PATH", None)
     started = time.monotonic()
-    with open(work / f"{name}.log", "w", encoding="utf-8") as output:
+    with open(work / f"{copy.name}.log", "w", encoding="utf-8") as output:
         subprocess.run(["nice", "-n", "15", mutmut_binary(), "run", "--max-children", str(children)], cwd=copy,
                        env=env, stdout=output, stderr=subprocess.STDOUT, check=False)
-    log(f"{name}: mutmut finished in {time.monotonic() - started:.0f}s (log: {work / f'{name}.log'})")
+    log(f"{name}: mutmut finished in {time.monotonic() - started:.0f}s (log: {work / f'{copy.name}.log'})")
     return time.monotonic() - started, copy
 
 
