@@ -259,3 +259,70 @@ def test_read_nodes_tells_kubernetes_from_slurm_text(tmp_path):
     path.write_text("NodeName=n1 Arch=x86_64 Gres=gpu:a100:2\n")
     name, kind, nodes = read_nodes(str(path))
     assert (name, kind, [n.name for n in nodes]) == (str(path), "slurm", ["n1"])
+
+
+# --- each label's grammar error, word for word ------------------------------------------------------
+
+LABEL_ERRORS = [
+    ("nvidia.com/cuda.driver-version.full", "535", "a driver version like 535.154.05"),
+    ("nvidia.com/cuda.driver-version.major", "x", "the driver version's digits like 535 or 05"),
+    ("nvidia.com/cuda.driver.minor", "x", "the driver version's digits like 535 or 05"),
+    ("nvidia.com/cuda.runtime-version.full", "12", "a CUDA version like 12.2"),
+    ("nvidia.com/cuda.runtime-version.major", "x", "the CUDA version's digits like 535 or 05"),
+    ("nvidia.com/cuda.runtime.minor", "x", "the CUDA version's digits like 535 or 05"),
+    ("nvidia.com/gpu.compute.major", "x", "a compute capability component like 8"),
+    ("nvidia.com/gpu.product", "A B", "a GPU product like NVIDIA-A100-SXM4-80GB"),
+    ("nvidia.com/gpu.count", "x", "a whole number of GPUs"),
+]
+
+
+@pytest.mark.parametrize("key, value, expected", LABEL_ERRORS,
+                         ids=[f"{k.removeprefix('nvidia.com/')}-{i}" for i, (k, _v, _e) in enumerate(LABEL_ERRORS)])
+def test_each_label_says_what_it_expected(key, value, expected):
+    with pytest.raises(NodesInputError) as caught:
+        read_one(with_labels(node("a100-r535"), **{key: value}))
+    assert str(caught.value) == f"nodes.json: node a100-r535: label {key}: expected {expected}, got {value!r}"
+    assert caught.value.field == f'items[0].metadata.labels["{key}"]'
+
+
+@pytest.mark.parametrize("labels, message", [
+    ({"nvidia.com/cuda.runtime-version.full": "12.4", "nvidia.com/cuda.runtime.major": "12",
+      "nvidia.com/cuda.runtime.minor": "2"},
+     "label nvidia.com/cuda.runtime.major says CUDA 12.2, but nvidia.com/cuda.runtime-version.full says 12.4"),
+    ({"nvidia.com/cuda.driver-version.full": "535.154.05", "nvidia.com/cuda.driver-version.major": "535",
+      "nvidia.com/cuda.driver-version.minor": "154", "nvidia.com/cuda.driver-version.revision": "06"},
+     "label nvidia.com/cuda.driver-version.major says driver 535.154.06, but nvidia.com/cuda.driver-version.full "
+     "says 535.154.05"),
+], ids=["cuda", "driver"])
+def test_label_sets_that_disagree_name_both(labels, message):
+    obj = node("a100-r535")
+    obj["metadata"]["labels"] = {k: v for k, v in obj["metadata"]["labels"].items()
+                                 if not k.startswith(("nvidia.com/cuda.", "nvidia.com/gpu.compute"))}
+    with pytest.raises(NodesInputError) as caught:
+        read_one(with_labels(obj, **labels))
+    assert str(caught.value) == f"nodes.json: node a100-r535: {message}"
+
+
+def test_the_label_sets_read_are_reported():
+    obj = node("l4-r570")  # GFD of both generations
+    labels = obj["metadata"]["labels"]
+
+    def keeping(drop) -> dict:
+        return dict(obj, metadata={**obj["metadata"], "labels": {k: v for k, v in labels.items()
+                                                                  if not k.startswith(drop)}})
+
+    assert read_one(obj).labels == "new+old"
+    assert read_one(keeping(("nvidia.com/cuda.driver.", "nvidia.com/cuda.runtime."))).labels == "new"
+    assert read_one(keeping(("nvidia.com/cuda.driver-version.", "nvidia.com/cuda.runtime-version."))).labels == "old"
+    full_only = keeping(("nvidia.com/cuda.driver.", "nvidia.com/cuda.runtime.", "nvidia.com/cuda.driver-version.m",
+                         "nvidia.com/cuda.driver-version.r"))
+    assert read_one(full_only).labels == "new" and read_one(full_only).driver == read_one(obj).driver
+
+
+def test_gfd_labels_without_a_gpu_model_say_so():
+    obj = node("a100-r535")
+    obj["metadata"]["labels"] = {k: v for k, v in obj["metadata"]["labels"].items()
+                                 if not k.startswith(("nvidia.com/gpu.product", "nvidia.com/gpu.compute"))}
+    facts = read_one(obj)
+    assert facts.unknown == ("GPU model: no nvidia.com/gpu.product or nvidia.com/gpu.compute.* label",)
+    assert facts.product is None and facts.compute_capability is None and facts.source == "kubernetes"
