@@ -16,6 +16,9 @@ How it runs, and why so:
 * Under ``nice`` and with ``--max-children`` (default 1): the machine is shared.
 * ``CUDAENV_NO_CACHE=1``: the matrix cache would otherwise hand the tests a matrix loaded by the
   unmutated loader.
+* Parametrized tests need plain ASCII ids: mutmut runs each mutant's tests by node id, and an id
+  pytest cannot find again (escaped characters such as ``'\\uff15'``) makes the run fail, which
+  mutmut records as a kill.
 * Equivalent mutants (a change no input can observe) are listed with the reason for each in
   ``bench/mutation_equivalent.toml`` and left out of the score; every other survivor counts.
 
