@@ -326,3 +326,41 @@ def test_gfd_labels_without_a_gpu_model_say_so():
     facts = read_one(obj)
     assert facts.unknown == ("GPU model: no nvidia.com/gpu.product or nvidia.com/gpu.compute.* label",)
     assert facts.product is None and facts.compute_capability is None and facts.source == "kubernetes"
+
+
+# --- what parse_document says about documents that are no node listing ---------------------------
+
+
+@pytest.mark.parametrize("text, field, message", [
+    ("nodes", None, "not JSON (line 1, column 1: Expecting value); expected the output of `kubectl get nodes -o json`, "
+                    "`scontrol show node [--json]` or `sinfo --json`"),
+    ("[" * 100000 + "]" * 100000, None, "JSON nested too deeply to read"),
+    (HUGE, None, "a number of more digits than can be read; expected a JSON object"),
+    ('{"zeta": 1, "alpha": 2, "b": 3, "c": 4, "d": 5, "e": 6}', "kind",
+     "expected `kubectl get nodes -o json` (kind List of Node) or Slurm's `scontrol show node --json` / `sinfo "
+     "--json` (nodes), got a JSON object with keys alpha, b, c, d, e"),
+    ('{"kind": "' + "P" * 100 + '"}', "kind",
+     "expected `kubectl get nodes -o json` (kind List of Node) or Slurm's `scontrol show node --json` / `sinfo "
+     "--json` (nodes), got a JSON object with " + ("kind '" + "P" * 100 + "'")[:80]),
+], ids=["not-json", "deep", "huge", "keys", "long-kind"])
+def test_a_document_that_is_no_node_listing_is_named(text, field, message):
+    with pytest.raises(NodesInputError) as caught:
+        parse_document("n.json", text)
+    assert (str(caught.value), caught.value.field, caught.value.file) == (f"n.json: {message}", field, "n.json")
+
+
+@pytest.mark.parametrize("text, kind", [
+    ('{"kind": "NodeList", "items": []}', "kubernetes"), ('{"kind": "List", "items": []}', "kubernetes"),
+    ('{"kind": "Node"}', "kubernetes"), ('{"nodes": []}', "slurm"), ('{"sinfo": []}', "slurm"),
+    ("\n  NodeName=n1 Gres=gpu:1\n", "slurm"),
+], ids=["nodelist", "list", "node", "slurm-nodes", "sinfo", "scontrol-text"])
+def test_the_document_says_which_cluster_it_comes_from(text, kind):
+    assert parse_document("n.json", text)[0] == kind
+
+
+def test_slurm_errors_name_the_file_they_were_read_from(tmp_path):
+    path = tmp_path / "slurm.json"
+    path.write_text('{"nodes": [{"name": "g1", "gres": "gpu:a100:x"}]}')
+    with pytest.raises(NodesInputError) as caught:
+        read_nodes(str(path))
+    assert str(caught.value).startswith(f"{path}: node g1: gres:") and caught.value.file == str(path)
