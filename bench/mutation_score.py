@@ -135,7 +135,7 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
     config = "\n".join([
         "", "[tool.mutmut]",
         'source_paths = ["cudaenv"]',
-        'also_copy = ["matrix", "templates", "examples"]',
+        'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench"]',
         "only_mutate = " + json.dumps(list(modules)),
         "pytest_add_cli_args_test_selection = " + json.dumps(list(tests)),
         # tests that need Docker, Slurm or the network are integration checks here: a mutant is
