@@ -48,12 +48,14 @@ def images(prune: bool, bases: tuple[str, ...], as_json: bool) -> None:
         base = stack.base
         digest = base.info.labels.get("io.cudaenv.content-hash", "")[:16]
         click.echo(f"{base.name}  (hash-{digest}, {base.info.id[7:19]}): {size_text(stack.bytes)} held once")
-        if not stack.projects:
+        if not stack.used:
             click.echo("  no project uses it: `cudaenv images --prune` removes it")
         for use in stack.projects:
             info = use.image.info
             click.echo(f"  {info.labels.get('io.cudaenv.project', '?'):24} {use.image.name:48} "
                        f"+{size_text(use.adds_bytes)} in {use.layers_added} layers")
+        for other in stack.others:
+            click.echo(f"  {'(not a cudaenv project)':24} {other.name:48} built on it: keeps it in use")
     if found.unattached:
         click.echo("on no local stack base (built before stack bases, or their base was rebuilt or removed: "
                    "`cudaenv build` puts them back on one):")

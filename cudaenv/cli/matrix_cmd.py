@@ -249,8 +249,9 @@ def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | 
     from cudaenv.project.config import INDEX_URL
     from cudaenv.core.resources import matrix_dir as shipped_dir
 
-    if not INDEX_URL.fullmatch(index):
-        raise UserError(f"--index {index!r}: expected an http(s):// URL of a PyPI-compatible index")
+    if not INDEX_URL.fullmatch(index) or not index.startswith("https://"):
+        raise UserError(f"--index {index!r}: expected an https:// URL of a PyPI-compatible index (what it "
+                        "answers is written into the matrix, so it is read over TLS only)")
     index = index.rstrip("/")
     directory = matrix_dir or shipped_dir()
     chosen = [k for k in UPDATE_KINDS if k in kinds] if kinds else list(UPDATE_KINDS)
@@ -268,13 +269,22 @@ def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | 
             raise UserError(f"--index {index}: cannot read what the index published ({exc})") from exc
         if kind == "cuda":
             new_cuda = result.skipped
-        if write and result.diff:
-            from cudaenv.project.lock import write_atomically
+        reports.append(result)
+    if write and any(r.diff for r in reports):
+        from cudaenv.errors import MatrixError
+        from cudaenv.matrix.update import check_updated
+        from cudaenv.project.lock import write_atomically
 
+        changed = [r for r in reports if r.diff]
+        try:  # all or nothing: the whole new matrix must load before any file is written
+            check_updated(directory, changed)
+        except MatrixError as exc:
+            raise UserError(f"the updated matrix would not load, so nothing was written: {exc}") from exc
+        for result in changed:
             write_atomically(result.path, result.new_text)  # a reader never sees half a file
             wrote.append(str(result.path))
-        reports.append(result)
-        if not as_json:
+    if not as_json:
+        for result in reports:
             _print_update(result, write)
     behind = any(r.behind for r in reports)
     if as_json:

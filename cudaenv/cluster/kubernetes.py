@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from cudaenv.cluster.facts import KUBERNETES, NodeFacts, NodesInputError
+from cudaenv.cluster.facts import KUBERNETES, NodeFacts, NodesInputError, cpu_arch
 
 PREFIX = "nvidia.com/"
 NEW_DRIVER = ("cuda.driver-version.major", "cuda.driver-version.minor", "cuda.driver-version.revision")
@@ -41,6 +41,10 @@ COMPUTE = ("gpu.compute.major", "gpu.compute.minor")
 PRODUCT = "gpu.product"
 COUNT = "gpu.count"
 RESOURCE = "nvidia.com/gpu"
+# the kubelet's own label (GOARCH of the node: amd64, arm64); the beta key is what kubelets before
+# 1.14 wrote, and some still do beside the current one
+ARCH_LABELS = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
+_ARCH = re.compile(r"[a-z0-9_]{1,32}")
 
 _PART = re.compile(r"[0-9]{1,5}")  # a driver or CUDA component: 535, 104, 05, 12
 _CC_PART = re.compile(r"[0-9]{1,2}")
@@ -85,6 +89,11 @@ class _Node:
         if not isinstance(status, dict):
             self.fail(f"{where}.status", f"node {name}: status: expected an object, got {type(status).__name__}")
         self.status = status
+        from cudaenv.cluster.facts import oversized_integer
+
+        huge = oversized_integer(obj)
+        if huge is not None:
+            self.fail(f"{where}{huge}", f"node {name}: {huge.lstrip('.')}: a number of more digits than can be read")
 
     def fail(self, field: str, message: str):
         raise NodesInputError(self.file, field, message)
@@ -100,6 +109,23 @@ class _Node:
             self.fail(f'{self.where}.metadata.labels["{full}"]',
                       f"node {self.name}: label {full}: expected {expected}, got {_shown(value)}")
         return value
+
+    def arch(self) -> str | None:
+        """The node's CPU architecture from the kubelet's label; two labels that differ are bad input."""
+        found = {}
+        for key in ARCH_LABELS:
+            if key in self.labels:
+                value = self.labels[key]
+                if not isinstance(value, str) or not _ARCH.fullmatch(value):
+                    self.fail(f'{self.where}.metadata.labels["{key}"]',
+                              f"node {self.name}: label {key}: expected a CPU architecture like amd64 or arm64, "
+                              f"got {_shown(value)}")
+                found[key] = value
+        if len(set(found.values())) > 1:
+            self.fail(f'{self.where}.metadata.labels["{ARCH_LABELS[1]}"]',
+                      f"node {self.name}: label {ARCH_LABELS[1]} says {found[ARCH_LABELS[1]]}, but {ARCH_LABELS[0]} "
+                      f"says {found[ARCH_LABELS[0]]}")
+        return cpu_arch(next(iter(found.values()))) if found else None
 
     def quantity(self, section: str) -> int | None:
         table = self.status.get(section)
@@ -177,7 +203,8 @@ def node_facts(file: str, where: str, obj) -> NodeFacts:
         unknown.append("GPU model: no nvidia.com/gpu.product or nvidia.com/gpu.compute.* label")
     return NodeFacts(name=node.name, source=KUBERNETES, driver=driver, cuda_driver_api=cuda, product=product,
                      compute_capability=cc, gpu_count=int(count_text) if count_text is not None else None,
-                     capacity=capacity, allocatable=allocatable, labels=scheme, unknown=tuple(unknown))
+                     capacity=capacity, allocatable=allocatable, labels=scheme, unknown=tuple(unknown),
+                     arch=node.arch())
 
 
 def read_kubernetes(file: str, document: dict) -> tuple[NodeFacts, ...]:
@@ -188,4 +215,14 @@ def read_kubernetes(file: str, document: dict) -> tuple[NodeFacts, ...]:
     items = document.get("items")
     if not isinstance(items, list):
         raise NodesInputError(file, "items", f"items: expected the list of Node objects of a {kind}")
-    return tuple(node_facts(file, f"items[{index}]", item) for index, item in enumerate(items))
+    nodes: list[NodeFacts] = []
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        facts = node_facts(file, f"items[{index}]", item)
+        if facts.name in first:  # two answers for one node: which one to judge cannot be known
+            raise NodesInputError(file, f"items[{index}].metadata.name",
+                                  f"node {facts.name}: listed twice (items[{first[facts.name]}] and items[{index}]); "
+                                  "expected each node once, as `kubectl get nodes -o json` prints them")
+        first[facts.name] = index
+        nodes.append(facts)
+    return tuple(nodes)

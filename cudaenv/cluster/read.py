@@ -9,9 +9,16 @@ from __future__ import annotations
 import json
 import sys
 
-from cudaenv.cluster.facts import KUBERNETES, SLURM, NodeFacts, NodesInputError
+from cudaenv.cluster.facts import KUBERNETES, SLURM, NodeFacts, NodesInputError, Oversized
 
 MAX_BYTES = 256 * 1024 * 1024  # a 5,000-node cluster's `kubectl get nodes -o json` is tens of MB
+
+
+def _integer(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return Oversized(text)
 
 
 def read_text(path: str) -> tuple[str, str]:
@@ -36,13 +43,15 @@ def parse_document(name: str, text: str) -> tuple[str, dict | str]:
     if text.lstrip().startswith("NodeName="):  # `scontrol show node` as text: Slurm without --json
         return SLURM, text
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise NodesInputError(name, None, f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected "
                               "the output of `kubectl get nodes -o json`, `scontrol show node [--json]` or "
                               "`sinfo --json`") from exc
     except RecursionError as exc:
         raise NodesInputError(name, None, "JSON nested too deeply to read") from exc
+    if isinstance(document, Oversized):
+        raise NodesInputError(name, None, "a number of more digits than can be read; expected a JSON object")
     if not isinstance(document, dict):
         raise NodesInputError(name, None, f"expected a JSON object (a Kubernetes List of Node, or Slurm's node "
                               f"JSON), got a JSON {type(document).__name__}")

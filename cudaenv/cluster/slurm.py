@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from cudaenv.cluster.facts import SLURM, NodeFacts, NodesInputError
+from cudaenv.cluster.facts import SLURM, NodeFacts, NodesInputError, cpu_arch
 
 # one GRES entry: name[:type][:count][(S:sockets)] (slurm.conf(5), "Gres")
 _GRES = re.compile(r"(?P<name>[A-Za-z0-9_]+)(?::(?P<type>[A-Za-z0-9_.\-]+?))??(?::(?P<count>[0-9]{1,5}))?"
@@ -34,6 +34,7 @@ _GRES = re.compile(r"(?P<name>[A-Za-z0-9_]+)(?::(?P<type>[A-Za-z0-9_.\-]+?))??(?
 _FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+\-]{0,127}")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
 _EMPTY_GRES = ("", "(null)", "N/A")
+_ARCH = re.compile(r"[A-Za-z0-9_]{1,32}")  # `uname -m` as slurmd reports it: x86_64, aarch64, ppc64le
 NO_DRIVER = ("driver: Slurm records no driver version (scontrol and sinfo have no such field); map a feature "
              "these nodes carry to their GPU and driver in [cluster.slurm.features]")
 
@@ -94,12 +95,34 @@ def _features(file: str, where: str, node: str, value) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _record(file: str, where: str, name, features, gres) -> dict:
+def _arch(file: str, where: str, node: str, value) -> str | None:
+    """Slurm's ``Arch=`` / ``architecture`` (slurmd's ``uname -m``); empty or ``(null)`` when the node
+    never registered."""
+    if value is None or value in ("", "(null)", "N/A"):
+        return None
+    if not isinstance(value, str) or not _ARCH.fullmatch(value):
+        raise NodesInputError(file, f"{where}.architecture", f"node {node}: architecture: expected a CPU "
+                              f"architecture like x86_64 or aarch64, got {_shown(value)}")
+    return cpu_arch(value)
+
+
+def _record(file: str, where: str, name, features, gres, arch=None) -> dict:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise NodesInputError(file, f"{where}.name", f"{where}.name: expected a node name, got {_shown(name)}")
     count, types = parse_gres(file, where, name, gres)
-    return {"name": name, "features": _features(file, where, name, features), "gres": gres or None,
-            "count": count, "types": types}
+    return {"name": name, "features": _features(file, where, name, features),
+            "gres": None if gres is None or gres in _EMPTY_GRES else gres,  # "(null)": Slurm's "not set"
+            "count": count, "types": types, "arch": _arch(file, where, name, arch)}
+
+
+def _no_oversized(file: str, where: str, entry: dict) -> None:
+    from cudaenv.cluster.facts import oversized_integer
+
+    huge = oversized_integer(entry)
+    if huge is not None:
+        name = entry.get("name") if isinstance(entry.get("name"), str) else where
+        raise NodesInputError(file, f"{where}{huge}", f"node {_shown(name)[1:-1]}: {huge.lstrip('.')}: a number "
+                              "of more digits than can be read")
 
 
 def _records(file: str, document: dict) -> list[dict]:
@@ -112,8 +135,10 @@ def _records(file: str, document: dict) -> list[dict]:
             where = f"nodes[{index}]"
             if not isinstance(entry, dict):
                 raise NodesInputError(file, where, f"{where}: expected a node record, got {type(entry).__name__}")
+            _no_oversized(file, where, entry)
             features = entry.get("active_features") or entry.get("features")
-            records.append(_record(file, where, entry.get("name"), features, entry.get("gres")))
+            records.append(_record(file, where, entry.get("name"), features, entry.get("gres"),
+                                   entry.get("architecture")))
         return records
     groups = document["sinfo"]
     if not isinstance(groups, list):
@@ -123,6 +148,7 @@ def _records(file: str, document: dict) -> list[dict]:
         where = f"sinfo[{index}]"
         if not isinstance(entry, dict):
             raise NodesInputError(file, where, f"{where}: expected an sinfo entry, got {type(entry).__name__}")
+        _no_oversized(file, where, entry)
         names = (entry.get("nodes") or {}).get("nodes") if isinstance(entry.get("nodes"), dict) else None
         if not isinstance(names, list):
             raise NodesInputError(file, f"{where}.nodes.nodes", f"{where}.nodes.nodes: expected the node names")
@@ -134,7 +160,7 @@ def _records(file: str, document: dict) -> list[dict]:
     return records
 
 
-_TEXT_FIELD = re.compile(r"(?:^|\s)(NodeName|AvailableFeatures|ActiveFeatures|Gres)=(\S*)")
+_TEXT_FIELD = re.compile(r"(?:^|\s)(NodeName|Arch|AvailableFeatures|ActiveFeatures|Gres)=(\S*)")
 _TEXT_NULL = ("(null)", "")
 
 
@@ -157,7 +183,8 @@ def text_records(file: str, text: str) -> list[dict]:
         chosen = active if active not in (None, *_TEXT_NULL) else fields.get("AvailableFeatures")
         features = None if chosen in (None, *_TEXT_NULL) else chosen
         gres = fields.get("Gres")
-        records.append(_record(file, where, name, features, None if gres in (None, *_TEXT_NULL) else gres))
+        records.append(_record(file, where, name, features, None if gres in (None, *_TEXT_NULL) else gres,
+                               fields.get("Arch")))
     return records
 
 
@@ -195,5 +222,5 @@ def read_slurm(file: str, document, features=()) -> tuple[NodeFacts, ...]:
         seen[record["name"]] = NodeFacts(
             name=record["name"], source=SLURM, driver=driver, product=product, compute_capability=cc,
             gpu_count=record["count"], features=record["features"], gres=record["gres"],
-            mapped_feature=mapped_name, unknown=tuple(unknown))
+            mapped_feature=mapped_name, unknown=tuple(unknown), arch=record["arch"])
     return tuple(seen.values())

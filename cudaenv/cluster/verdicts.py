@@ -11,11 +11,11 @@ host without a driver.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cudaenv.cluster.facts import SLURM, NodeFacts
 from cudaenv.matrix import Matrix
-from cudaenv.resolver.model import Host, Stack, TargetGpu
+from cudaenv.resolver.model import IMAGE_ARCH, Host, Stack, TargetGpu
 
 # check_stack's reason for a host without a driver speaks of --driver; for a node the source's
 # own explanation (in NodeFacts.unknown) replaces it.
@@ -66,7 +66,17 @@ def node_gpu(matrix: Matrix, facts: NodeFacts) -> tuple[TargetGpu | None, tuple[
         caveats.append(f"GPU {facts.product} is not in the matrix: judged by its compute capability, as a "
                        "non-data-center GPU (no forward compatibility)")
     name = row.name if row else facts.product
-    return TargetGpu(cc, name, arch.name if arch else None, row.datacenter if row else False), tuple(caveats)
+    return (TargetGpu(cc, name, arch.name if arch else None, row.datacenter if row else False,
+                      row.host_arch if row else None), tuple(caveats))
+
+
+def arch_reason(facts: NodeFacts) -> str | None:
+    """Why a node's CPU cannot run the image: cudaenv's images are ``IMAGE_ARCH`` only, and an
+    arm64 node (Grace: GH200, GB200; Jetson) would fail at ``exec format error``, not in the check."""
+    if facts.arch is None or facts.arch == IMAGE_ARCH:
+        return None
+    return (f"the node's CPU is {facts.arch}; the image is built for {IMAGE_ARCH} only (cudaenv's base images and "
+            "framework wheels), so it cannot start there")
 
 
 def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
@@ -77,13 +87,16 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
                "no nvidia.com/gpu capacity, no GPU Feature Discovery labels")
         return NodeVerdict(facts, False, None, (f"no NVIDIA GPU on this node ({why})",), (), None)
     gpu, caveats = node_gpu(matrix, facts)
-    reasons = [f"cannot be known: {u}" for u in facts.unknown]
+    wrong_cpu = arch_reason(facts)
+    reasons = ([wrong_cpu] if wrong_cpu else []) + [f"cannot be known: {u}" for u in facts.unknown]
     if gpu is None:
         if not facts.unknown:
             reasons.append(f"GPU {facts.product!r} is not in the matrix and the node reports no compute capability")
         return NodeVerdict(facts, False, None, tuple(reasons), caveats, None)
     host = Host(facts.driver, (gpu,))
     verdict = check_stack(matrix, stack, host)
+    if wrong_cpu:  # said once, in the node's own words: not again as the GPU's host architecture
+        verdict = replace(verdict, reasons=tuple(r for r in verdict.reasons if "only comes in" not in r))
     explained = facts.driver is None and facts.unknown  # the source already said why the driver is unknown
     reasons += [r for r in verdict.reasons if not (explained and r.startswith(_NO_DRIVER_REASON))]
     if facts.source == SLURM and facts.product and not facts.mapped_feature:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.export.placement import Requirement, Term, and_terms, at_least_terms
+from cudaenv.export.placement import Requirement, Term, and_terms, architecture_terms, at_least_terms
 
 DRIVER_KEYS = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor",
                "nvidia.com/cuda.driver-version.revision")
@@ -268,9 +268,12 @@ def requirement_dict(requirement: Requirement) -> dict:
 
 def node_affinity(matrix, stack) -> dict:
     """``spec.affinity.nodeAffinity`` (as plain data) choosing exactly the nodes whose GFD labels
-    describe a driver and GPU that ``check_stack`` accepts for ``stack``."""
+    describe a driver and GPU that ``check_stack`` accepts for ``stack``, on a CPU the image is built for."""
+    from cudaenv.resolver.model import IMAGE_ARCH
+
+    terms = and_terms(affinity_terms(matrix, stack), architecture_terms((IMAGE_ARCH,)))
     return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [requirement_dict(r) for r in term]} for term in affinity_terms(matrix, stack)
+        {"matchExpressions": [requirement_dict(r) for r in term]} for term in terms
     ]}}
 
 
@@ -525,8 +528,10 @@ def header(workload: Workload) -> str:
             "Node affinity: generated from cudaenv's resolver rules (the same verdict as `cudaenv check`) over",
             "  GPU Feature Discovery labels: a node qualifies when its driver runs this CUDA (natively, or through",
             "  minor-version compatibility where no PTX JIT is needed) and its GPU's compute capability runs every",
-            "  build. Gt/Lt compare one integer, so a driver bound is several ORed terms; each is written for the",
-            "  current nvidia.com/cuda.driver-version.* labels and again for the older nvidia.com/cuda.driver.* ones.",
+            "  build, on a node whose CPU the image is built for (kubernetes.io/arch: amd64; cudaenv's images are",
+            "  x86_64 only). Gt/Lt compare one integer, so a driver bound is several ORed terms; each is written",
+            "  for the current nvidia.com/cuda.driver-version.* labels and again for the older nvidia.com/cuda.driver.*",
+            "  ones.",
             "  Labels cannot say: which GPUs of a mixed node (GFD labels its first GPU), whether a GPU is a",
             "  data-center part (forward compatibility through cuda-compat is not offered), anything on a node",
             "  without GFD labels (never chosen).",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cudaenv.cluster.facts import goarch
 from cudaenv.resolver.gpu import build_runs_on
 from cudaenv.versions import numeric_key
 
@@ -86,3 +87,12 @@ def capability_terms(capabilities: tuple[str, ...], major_key: str, minor_key: s
 def and_terms(left: tuple[Term, ...], right: tuple[Term, ...]) -> tuple[Term, ...]:
     """(a OR b) AND (c OR d) as ORed terms: every pairing, since Kubernetes has no nested AND."""
     return tuple(a + b for a in left for b in right)
+
+
+ARCH_LABEL = "kubernetes.io/arch"  # set by every kubelet from its GOARCH (amd64, arm64)
+
+
+def architecture_terms(arches: tuple[str, ...]) -> tuple[Term, ...]:
+    """One term: the node's CPU is one the image is built for. Without it a pod lands on a Grace
+    (GH200, GB200) or Jetson node whose GPU labels fit, and fails with ``exec format error``."""
+    return ((Requirement(ARCH_LABEL, "In", tuple(goarch(a) for a in arches)),),)

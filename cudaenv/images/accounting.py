@@ -1,5 +1,10 @@
 """Group cudaenv's local images by stack base and count their bytes by distinct layers.
 
+A stack base is an image cudaenv tagged ``cudaenv-base:hash-<content hash>`` with that same hash in
+its label: labels are inherited by every image built ``FROM`` a base (a user's own image
+included), so they alone never make an image a base. Any image built on a base, a cudaenv project
+or not, keeps it in use.
+
 A project image is on a stack base when the base's top chain ID appears at the same depth in the
 project's chain (a chain ID names a layer with everything below it, so that one comparison is
 the whole prefix): it then shares every byte of the base by identity. A project image whose base
@@ -32,7 +37,7 @@ class Layered:
 
     @property
     def is_base(self) -> bool:
-        return self.info.labels.get(LABEL_PROJECT) == BASE_PROJECT and LABEL_CONTENT_HASH in self.info.labels
+        return is_stack_base(self.info)
 
     @property
     def name(self) -> str:
@@ -45,6 +50,16 @@ class Layered:
     def sits_on(self, base: "Layered") -> bool:
         depth = len(base.chain)
         return 0 < depth <= len(self.chain) and self.chain[depth - 1] == base.chain[-1]
+
+
+def is_stack_base(info: ImageInfo) -> bool:
+    """Whether cudaenv itself made this image a stack base: it carries the hash tag that
+    ``ensure_base`` gives a base (``cudaenv-base:hash-<hash>``), matching its content-hash label.
+    The labels alone are inherited by any image built FROM a base and prove nothing."""
+    digest = info.labels.get(LABEL_CONTENT_HASH)
+    if info.labels.get(LABEL_PROJECT) != BASE_PROJECT or not isinstance(digest, str) or len(digest) < 16:
+        return False
+    return f"{BASE_PROJECT}:hash-{digest[:16]}" in info.tags
 
 
 def layered(info: ImageInfo) -> Layered:
@@ -73,6 +88,11 @@ class ProjectUse:
 class StackUse:
     base: Layered
     projects: tuple[ProjectUse, ...] = field(default_factory=tuple)
+    others: tuple[Layered, ...] = ()  # images built on the base that are no cudaenv project image (a user's own)
+
+    @property
+    def used(self) -> bool:
+        return bool(self.projects or self.others)
 
     @property
     def bytes(self) -> int:
@@ -82,8 +102,10 @@ class StackUse:
         info = self.base.info
         return {"base": self.base.name, "image_id": info.id, "tags": list(info.tags),
                 "content_hash": info.labels.get(LABEL_CONTENT_HASH, ""), "stack": _stack_label(info.labels),
-                "bytes": self.bytes, "layers": len(self.base.chain), "used": bool(self.projects),
-                "projects": [p.as_dict() for p in self.projects]}
+                "bytes": self.bytes, "layers": len(self.base.chain), "used": self.used,
+                "projects": [p.as_dict() for p in self.projects],
+                "other_images": [{"image": o.name, "image_id": o.info.id, "tags": list(o.info.tags)}
+                                 for o in self.others]}
 
 
 def _stack_label(labels) -> dict | None:
@@ -106,7 +128,7 @@ class Inventory:
 
     @property
     def unused(self) -> tuple[StackUse, ...]:
-        return tuple(s for s in self.stacks if not s.projects)
+        return tuple(s for s in self.stacks if not s.used)
 
     def as_dict(self) -> dict:
         return {"stacks": [s.as_dict() for s in self.stacks], "unattached": [p.as_dict() for p in self.unattached],
@@ -122,6 +144,12 @@ def account(images: Iterable[ImageInfo], *, only_bases: Sequence[str] = ()) -> I
     bases = [img for img in unique.values() if img.is_base]
     projects = [img for img in unique.values() if not img.is_base and LABEL_INPUTS in img.info.labels]
     by_base: dict[str, list[ProjectUse]] = {b.info.id: [] for b in bases}
+    others: dict[str, list[Layered]] = {b.info.id: [] for b in bases}
+    for image in sorted(unique.values(), key=lambda i: i.name):  # built on a base by hand: keeps it in use
+        if not image.is_base and LABEL_INPUTS not in image.info.labels:
+            for base in bases:
+                if image.sits_on(base):
+                    others[base.info.id].append(image)
     unattached = []
     for project in sorted(projects, key=lambda p: (p.info.labels.get(LABEL_PROJECT, ""), p.name)):
         on = [b for b in bases if project.sits_on(b)]
@@ -131,7 +159,8 @@ def account(images: Iterable[ImageInfo], *, only_bases: Sequence[str] = ()) -> I
             by_base[base.info.id].append(ProjectUse(project, sum(project.sizes[depth:]), len(project.chain) - depth))
         else:
             unattached.append(ProjectUse(project, sum(project.sizes), len(project.chain)))
-    stacks = [StackUse(b, tuple(by_base[b.info.id])) for b in sorted(bases, key=lambda b: b.name)]
+    stacks = [StackUse(b, tuple(by_base[b.info.id]), tuple(others[b.info.id]))
+              for b in sorted(bases, key=lambda b: b.name)]
     counted = bases + projects
     if only_bases:
         stacks = [s for s in stacks if s.base.info.id in only_bases]
@@ -154,7 +183,7 @@ def inventory(engine: Engine, *, only: Sequence[str] = ()) -> Inventory:
     ids = []
     for reference in only:
         info = engine.image_info(reference)
-        if info is None or info.labels.get(LABEL_PROJECT) != BASE_PROJECT or LABEL_CONTENT_HASH not in info.labels:
+        if info is None or not is_stack_base(info):
             raise UserError(f"--base {reference}: not a local cudaenv stack base (see `cudaenv images`)")
         found.setdefault(info.id, info)
         ids.append(info.id)
@@ -182,7 +211,8 @@ def prune(engine: Engine, found: Inventory, progress: Callable[[str], None] = la
     removals = []
     for stack in found.unused:
         base = stack.base
-        assert base.is_base and not stack.projects  # the only kind of image this removes
+        if not base.is_base or stack.used:  # the only kind of image this removes: never anything else
+            continue
         progress(f"removing unused stack base {base.name}")
         try:
             for reference in base.info.tags or (base.info.id,):

@@ -11,6 +11,7 @@ Network access goes through a ``Fetch`` callable so parsers are tested on stored
 from __future__ import annotations
 
 import json
+import re
 import struct
 import urllib.error
 import urllib.parse
@@ -41,13 +42,57 @@ class FetchError(CudaenvError):
 Fetch = Callable[[str, "tuple[int, int | None] | None"], bytes]
 
 
+# Where an index keeps its files when that is not the index's own host (PyPI's JSON API links
+# files.pythonhosted.org; TestPyPI its own files host). Any other index serves files itself.
+FILE_HOSTS = {"pypi.org": ("files.pythonhosted.org",), "test.pypi.org": ("test-files.pythonhosted.org",)}
+
+
+def index_hosts(index: str) -> tuple[str, ...]:
+    """The hosts (with port, as ``netloc`` spells them) an index's answers may send cudaenv to."""
+    netloc = urllib.parse.urlsplit(index).netloc.lower()
+    return (netloc, *FILE_HOSTS.get(netloc, ()))
+
+
+def check_index_url(url: str, index: str) -> str:
+    """``url`` when it is https on the index's own hosts; a FetchError otherwise. The index's JSON
+    names the URLs cudaenv reads next: a hostile or broken one must not point it at ``file://``,
+    at plain http, or at another host (an internal service, a credentials endpoint)."""
+    parts = urllib.parse.urlsplit(url)
+    allowed = index_hosts(index)
+    if parts.scheme != "https" or parts.username is not None or parts.password is not None \
+            or parts.netloc.lower() not in allowed:
+        shown = url if len(url) <= 120 else url[:100] + "…"
+        raise FetchError(f"{shown!r}: the index named a URL that is not https on its own hosts "
+                         f"({', '.join(allowed)}); refusing to read it")
+    return url
+
+
+def index_only(fetch: "Fetch", index: str) -> "Fetch":
+    """``fetch`` restricted to https URLs on the index's own hosts (``check_index_url``)."""
+
+    def guarded(url: str, byte_range=None) -> bytes:
+        return fetch(check_index_url(url, index), byte_range)
+
+    return guarded
+
+
+class _HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect may not leave https (urllib would follow one to plain http)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl).scheme != "https":
+            raise FetchError(f"{req.full_url}: redirected to {newurl[:100]!r}, which is not https")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def http_fetch(url: str, byte_range: tuple[int, int | None] | None = None) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     if byte_range is not None:
         start, end = byte_range
         request.add_header("Range", f"bytes={start}" if end is None and start < 0 else f"bytes={start}-{'' if end is None else end}")
+    opener = urllib.request.build_opener(_HttpsOnlyRedirects) if url.startswith("https://") else None
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with (opener.open(request, timeout=60) if opener else urllib.request.urlopen(request, timeout=60)) as response:
             return response.read()
     except urllib.error.HTTPError as exc:
         raise FetchError(f"{url}: HTTP {exc.code}") from exc
@@ -66,8 +111,17 @@ class WheelFile:
 def project_json(name: str, fetch: Fetch = http_fetch, index: str = "https://pypi.org") -> dict:
     """PyPI's JSON for a project, with every file URL made absolute (mirrors serve relative ones)."""
     url = f"{index}/pypi/{name}/json"
-    data = json.loads(fetch(url, None))
-    for files in data.get("releases", {}).values():
+    try:
+        data = json.loads(fetch(url, None))
+    except ValueError as exc:  # not JSON, not UTF-8, or a number past Python's digit limit
+        raise FetchError(f"{url}: not the JSON of a project ({str(exc)[:80]})") from exc
+    releases = data.get("releases", {}) if isinstance(data, dict) else None
+    if not isinstance(releases, dict) or not all(
+            isinstance(files, list) and all(isinstance(item, dict) and isinstance(item.get("filename"), str)
+                                            and isinstance(item.get("url"), str) for item in files)
+            for files in releases.values()):
+        raise FetchError(f"{url}: expected PyPI's project JSON (releases: version -> files with filename and url)")
+    for files in releases.values():
         for item in files:
             item["url"] = urllib.parse.urljoin(url, item["url"])
     return data
@@ -94,6 +148,10 @@ def _python_of(filename: str) -> str | None:
 def linux_wheels(project: dict, minimum: str | None = None, *, any_platform: bool = False) -> dict[str, list[WheelFile]]:
     """Final releases (>= minimum) with their non-yanked manylinux x86_64 wheels, oldest first.
 
+    Versions are keyed in PEP 440's normal form (an index's ``"2.99.0 "`` is ``2.99.0``; local
+    versions, which PyPI never publishes, are left out), and every upload time must be an ISO 8601
+    date or time: these strings are written into the matrix as they are returned here.
+
     ``any_platform`` keeps every non-yanked wheel: metapackages (``cuda-toolkit``) and pure-Python
     releases (``jax``) publish one ``py3-none-any`` wheel, which still says the release exists."""
     out: dict[str, list[WheelFile]] = {}
@@ -103,16 +161,36 @@ def linux_wheels(project: dict, minimum: str | None = None, *, any_platform: boo
             parsed = Version(version)
         except InvalidVersion:
             continue
-        if parsed.is_prerelease or parsed.is_devrelease or (floor and parsed < floor):
+        if parsed.is_prerelease or parsed.is_devrelease or parsed.local is not None or (floor and parsed < floor):
             continue
         wheels = [
-            WheelFile(f["filename"], f["url"], f.get("upload_time_iso_8601") or f.get("upload_time", ""), _python_of(f["filename"]))
+            WheelFile(f["filename"], f["url"], _upload_time(f, version), _python_of(f["filename"]))
             for f in files
             if (_is_linux_x86_64(f["filename"]) or (any_platform and f["filename"].endswith(".whl"))) and not f.get("yanked")
         ]
         if wheels:
-            out[version] = wheels
+            out.setdefault(str(parsed), []).extend(wheels)
     return dict(sorted(out.items(), key=lambda item: Version(item[0])))
+
+
+_ISO_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
+                       r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?")
+
+
+def _upload_time(file: dict, version: str) -> str:
+    """The file's upload time, checked: an ISO 8601 date or time whose date exists."""
+    import datetime
+
+    value = file.get("upload_time_iso_8601") or file.get("upload_time", "")
+    if isinstance(value, str) and _ISO_TIME.fullmatch(value):
+        try:
+            datetime.date.fromisoformat(value[:10])
+            return value
+        except ValueError:
+            pass
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:50] + "…"
+    raise FetchError(f"release {version!r}, file {str(file.get('filename'))[:80]!r}: upload time {shown} is not an "
+                     "ISO 8601 date or time")
 
 
 def python_versions(wheels: list[WheelFile]) -> list[str]:

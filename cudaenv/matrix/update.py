@@ -456,7 +456,7 @@ KIND_FILES = {"torch": "torch.toml", "tensorflow": "tensorflow.toml", "jax": "ja
 def update_kind(kind: str, directory: Path, *, fetch: Fetch | None = None, index: str = "https://pypi.org",
                 today: str | None = None, new_cuda: tuple[str, ...] = ()) -> UpdateResult:
     """One kind's comparison; ``new_cuda`` (the cuda kind's ``skipped``) feeds the driver check."""
-    fetch = fetch or pypi.http_fetch  # looked up now, so a recorded-PyPI fetch can stand in for it
+    fetch = pypi.index_only(fetch or pypi.http_fetch, index)  # looked up now, so a recorded PyPI can stand in
     path = directory / KIND_FILES[kind]
     if kind in FRAMEWORKS:
         return update_framework(kind, path, fetch=fetch, index=index, today=today)
@@ -467,3 +467,26 @@ def update_kind(kind: str, directory: Path, *, fetch: Fetch | None = None, index
     if kind == "cudnn":
         return update_cudnn(path, fetch=fetch, index=index, today=today)
     return update_drivers(path, directory / KIND_FILES["cuda"], new_cuda=new_cuda)
+
+
+def check_updated(directory: Path, results: list[UpdateResult]) -> None:
+    """Load the matrix exactly as ``load_matrix`` would with every new text in place, before any
+    file is written: a MatrixError (naming file, row and field) when it would not load, so an
+    update is written whole or not at all. A directory holding every matrix file is loaded as the
+    shipped matrix; one holding some of them as an overlay over the shipped matrix."""
+    import shutil
+    import tempfile
+
+    from cudaenv.matrix import load_matrix
+    from cudaenv.matrix.load import FILES
+
+    with tempfile.TemporaryDirectory(prefix="cudaenv-matrix-update-") as scratch:
+        copy = Path(scratch)
+        for path in sorted(directory.glob("*.toml")):
+            shutil.copyfile(path, copy / path.name)
+        for result in results:
+            (copy / result.path.name).write_text(result.new_text, encoding="utf-8")
+        if set(FILES) <= {p.name for p in copy.glob("*.toml")}:
+            load_matrix(copy, overlays=[], use_cache=False)
+        else:
+            load_matrix(overlays=[copy], use_cache=False)

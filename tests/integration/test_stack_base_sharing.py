@@ -27,6 +27,7 @@ RUN_ID = uuid.uuid4().hex[:8]
 TORCH_SHARED = f"2.98.{int(RUN_ID[:5], 16)}"  # one stack, two projects
 TORCH_ALONE = f"2.97.{int(RUN_ID[:5], 16)}"  # a stack whose only project image goes away
 TORCH_REBUILT = f"2.95.{int(RUN_ID[:5], 16)}"  # a stack whose base is rebuilt on purpose
+TORCH_HANDMADE = f"2.94.{int(RUN_ID[:5], 16)}"  # a stack whose base only a user's own image is built on
 
 
 def torch_release(version: str) -> str:
@@ -47,10 +48,11 @@ compute_capabilities = ["8.0", "9.0"]
 def env(tmp_path_factory):
     served, stop = serve_index(tmp_path_factory.mktemp("sharing-index"))
     served.add("fixture-leaf", "2.0.1", files={"fixture_leaf/__init__.py": 'NAME = "leaf"\n'})
-    for version in (TORCH_SHARED, TORCH_ALONE, TORCH_REBUILT):
+    for version in (TORCH_SHARED, TORCH_ALONE, TORCH_REBUILT, TORCH_HANDMADE):
         served.add("torch", version, files={"torch/__init__.py": f'__version__ = "{version}"\n'})
     overlay = tmp_path_factory.mktemp("sharing-overlay")
-    (overlay / "torch.toml").write_text("".join(map(torch_release, (TORCH_SHARED, TORCH_ALONE, TORCH_REBUILT))))
+    (overlay / "torch.toml").write_text("".join(map(torch_release, (TORCH_SHARED, TORCH_ALONE, TORCH_REBUILT,
+                                                                    TORCH_HANDMADE))))
     overrides = ("CUDAENV_PYTHON_INDEX", "CUDAENV_FRAMEWORK_INDEX", "CUDAENV_MATRIX_PATH", "CUDAENV_DRIVER_VERSION",
                  "CUDAENV_GPUS", "CUDAENV_UID", "CUDAENV_GID")
     yield dict({k: v for k, v in os.environ.items() if k not in overrides}, CUDAENV_MATRIX_PATH=str(overlay),
@@ -123,6 +125,53 @@ def unused_base(engine, standins, env, tmp_path_factory, shared):
         yield result["base"]
     finally:
         remove_base(engine, result["base"]["reference"])
+
+
+@pytest.fixture(scope="module")
+def hand_built(engine, standins, env, tmp_path_factory):
+    """A base whose project image is gone again, and a user's own image built on it by hand
+    (`FROM cudaenv-base:hash-…` and one RUN): it inherits every label of the base."""
+    from cudaenv.engine import BuildRequest
+
+    directory = make_project(tmp_path_factory.mktemp("handmade") / "project", f"share-e-{RUN_ID}", TORCH_HANDMADE,
+                             "", standins.host)
+    lock_project(directory, env, standins)
+    tag = f"cudaenv-test/sharing-handmade-project:{RUN_ID}"
+    mine = f"cudaenv-test/users-own-tool:{RUN_ID}"
+    result = build_json(directory, env, tag)
+    remove_images(engine, tag)
+    base = result["base"]
+    try:
+        context = tmp_path_factory.mktemp("users-own-context")
+        engine.build(BuildRequest(context=context, tags=(mine,), dockerfile_text=(
+            f"FROM {base['reference']}\nRUN echo 'my own layer' > /users-own-file\n")))
+        yield base, mine
+    finally:
+        remove_images(engine, mine)
+        remove_base(engine, base["reference"])
+
+
+def test_a_users_image_built_on_a_base_inherits_its_labels_but_is_no_base(engine, hand_built, env):
+    base, mine = hand_built
+    labels = engine.image_labels(mine)
+    assert labels["io.cudaenv.project"] == "cudaenv-base" and labels[LABEL_CONTENT_HASH] == base["content_hash"]
+    code, report = images_json(env, "--base", mine)
+    assert code == 2 and "not a local cudaenv stack base" in report["error"]["message"]
+    code, report = images_json(env, "--base", base["reference"])
+    [stack] = report["stacks"]
+    assert code == 0 and stack["used"] is True and stack["projects"] == []
+    assert [other["image_id"] for other in stack["other_images"]] == [engine.image_info(mine).id]
+
+
+def test_images_prune_keeps_a_users_image_and_the_base_it_is_built_on(engine, hand_built, env):
+    base, mine = hand_built
+    mine_id = engine.image_info(mine).id
+    code, report = images_json(env, "--prune", "--base", base["reference"])
+    assert code == 0 and report["pruned"] == [], report
+    code, report = images_json(env, "--prune", "--base", mine)
+    assert code == 2  # not a base: nothing to prune, and said so
+    assert engine.image_info(mine).id == mine_id
+    assert engine.image_info(base["reference"]).id == base["image_id"]
 
 
 # --- sharing by identity ------------------------------------------------------------------------

@@ -105,10 +105,14 @@ BAD = [
     (json.dumps(as_list({**node("l4-r570"), "metadata": {**node("l4-r570")["metadata"], "labels": {
         **node("l4-r570")["metadata"]["labels"], "nvidia.com/gpu.count": "9" * 500}}})),
      "node l4-r570: label nvidia.com/gpu.count: expected a whole number of GPUs, got '9999"),
+    (json.dumps(as_list(node("l4-r570"))).replace('"capacity": {', '"capacity": {"x": ' + "9" * 5000 + ", ", 1),
+     "node l4-r570: status.capacity.x: a number of more digits than can be read"),
+    (json.dumps(as_list(node("l4-r570"), node("l4-r570"))), "node l4-r570: listed twice (items[0] and items[1])"),
 ]
 
 
-@pytest.mark.parametrize("text,expected", BAD, ids=["not-json", "wrong-kind", "fullwidth-digits", "huge-count"])
+@pytest.mark.parametrize("text,expected", BAD, ids=["not-json", "wrong-kind", "fullwidth-digits", "huge-count",
+                                                    "integer-past-the-digit-limit", "node-listed-twice"])
 def test_bad_input_is_one_line_naming_file_node_and_label(tmp_path, text, expected):
     path = tmp_path / "nodes.json"
     path.write_text(text, encoding="utf-8")
@@ -117,6 +121,18 @@ def test_bad_input_is_one_line_naming_file_node_and_label(tmp_path, text, expect
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith(f"cudaenv: error: {path}: ") and expected in proc.stderr
     assert len(proc.stderr) < 400
+
+
+@pytest.mark.parametrize("index,field", [(4, "items[0].status.capacity.x"), (5, "items[1].metadata.name")])
+def test_unreadable_node_lists_with_json_are_one_error_object(tmp_path, index, field):
+    path = tmp_path / "nodes.json"
+    path.write_text(BAD[index][0], encoding="utf-8")
+    proc = cudaenv("check", PROJECT, "--nodes", path, "--json")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    payload = json.loads(proc.stdout)
+    assert payload["ok"] is False and payload["error"]["code"] == "bad-input"
+    assert payload["error"]["file"] == str(path) and payload["error"]["field"] == field
+    assert BAD[index][1] in payload["error"]["message"]
 
 
 def test_bad_input_with_json_is_one_error_object(tmp_path):

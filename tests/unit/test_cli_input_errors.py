@@ -28,7 +28,8 @@ def cudaenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     (("publish", "--registry", "team", "--cuda", "12.4"), "--registry 'team': expected HOST[:PORT]/NAMESPACE"),
     (("publish", "--registry", "127.0.0.1:5000/t", "--base-registry", "mirror", "--cuda", "12.4"),
      "--base-registry 'mirror': expected HOST[:PORT]/NAMESPACE"),
-    (("matrix", "update", "--index", "file:///srv/pypi"), "--index 'file:///srv/pypi': expected an http(s):// URL"),
+    (("matrix", "update", "--index", "file:///srv/pypi"), "--index 'file:///srv/pypi': expected an https:// URL"),
+    (("matrix", "update", "--index", "http://pypi.example"), "--index 'http://pypi.example': expected an https:// URL"),
     # a driver is a branch of 3-4 digits and one or two more parts, as nvidia-smi prints it
     (("resolve", "--torch", "2.6", "--driver", "1.0"), "--driver: expected a driver version like 535.104.05"),
     (("resolve", "--torch", "2.6", "--driver", "535.104.05.1"), "--driver: expected a driver version like 535.104.05"),

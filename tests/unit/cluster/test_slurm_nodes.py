@@ -35,7 +35,8 @@ def test_gres_gives_the_gpu_count_and_types(gres, expected):
     assert parse_gres("f", "nodes[0]", "n", gres) == expected
 
 
-@pytest.mark.parametrize("gres", ["gpu:a100:x", "gpu::4", "ｇｐｕ:1", 4, "gpu:" + "9" * 30])
+@pytest.mark.parametrize("gres", ["gpu:a100:x", "gpu::4", "ｇｐｕ:1", 4, "gpu:" + "9" * 30],
+                         ids=["type-not-count", "empty-type", "fullwidth", "not-a-string", "huge-count"])
 def test_bad_gres_is_bad_input_naming_the_node(gres):
     with pytest.raises(NodesInputError, match=r"^f: node n: gres: expected"):
         parse_gres("f", "nodes[0]", "n", gres)
@@ -134,7 +135,7 @@ def test_one_line_scontrol_text_with_several_nodes_and_null_fields():
     ("NodeName=g1 Gres=gpu:a100:lots\n", "n.txt: node g1: gres: expected entries like gpu:a100:4"),
     ("NodeName=g|1 Gres=gpu:1\n", "n.txt: record 1.name: expected a node name, got 'g|1'"),
     ("NodeName=g1 ActiveFeatures=a;b Gres=gpu:1\n", "n.txt: node g1: features: expected feature names"),
-])
+], ids=["bad-gres", "bad-name", "bad-features"])
 def test_bad_scontrol_text_is_named(text, expected):
     with pytest.raises(NodesInputError) as caught:
         read_slurm("n.txt", text)

@@ -61,6 +61,7 @@ def host_for(labels: dict[str, str]) -> Host:
 
 def node_labels(driver: tuple[str, str, str], cc: tuple[int, int], keys: str) -> dict[str, str]:
     labels = {COMPUTE_KEYS[0]: str(cc[0]), COMPUTE_KEYS[1]: str(cc[1]), "kubernetes.io/os": "linux",
+              "kubernetes.io/arch": "amd64",
               "nvidia.com/gpu.product": "NVIDIA-Test-GPU"}
     if keys in ("new", "both"):
         labels.update(zip(DRIVER_KEYS, driver))

@@ -166,11 +166,13 @@ def test_job_asks_for_the_gpus_and_places_by_the_resolver(project, env):
     assert pod["affinity"]["nodeAffinity"] == node_affinity(matrix, lock.resolved_stack())
     a100_r535 = {"nvidia.com/cuda.driver-version.major": "535", "nvidia.com/cuda.driver-version.minor": "104",
                  "nvidia.com/cuda.driver-version.revision": "05",
-                 "nvidia.com/gpu.compute.major": "8", "nvidia.com/gpu.compute.minor": "0"}
+                 "nvidia.com/gpu.compute.major": "8", "nvidia.com/gpu.compute.minor": "0", "kubernetes.io/arch": "amd64"}
     t4_r470 = {"nvidia.com/cuda.driver.major": "470", "nvidia.com/cuda.driver.minor": "82",
                "nvidia.com/cuda.driver.rev": "01", "nvidia.com/gpu.compute.major": "7", "nvidia.com/gpu.compute.minor": "5"}
     assert affinity_selects(pod["affinity"]["nodeAffinity"], a100_r535)
     assert not affinity_selects(pod["affinity"]["nodeAffinity"], t4_r470)
+    # the same GPU and driver behind an arm64 CPU (a Grace node): the x86_64 image cannot start there
+    assert not affinity_selects(pod["affinity"]["nodeAffinity"], {**a100_r535, "kubernetes.io/arch": "arm64"})
 
 
 def test_shared_memory_is_a_memory_backed_empty_dir_of_the_run_size(project, env):

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from cudaenv.engine import ImageInfo
-from cudaenv.images.accounting import account
+from dataclasses import replace
 
-OS, PY, FW, FW_AGAIN, REQ_A, REQ_B, CODE = (f"sha256:{c * 64}" for c in "0123456")
+from cudaenv.engine import ImageInfo
+from cudaenv.images.accounting import account, is_stack_base, prune
+from cudaenv.images.stackbase import local_reference
+
+OS, PY, FW, FW_AGAIN, REQ_A, REQ_B, CODE, USER = (f"sha256:{c * 64}" for c in "01234567")
 BASE_LABELS = {"io.cudaenv.project": "cudaenv-base", "io.cudaenv.content-hash": "h" * 32}
 
 
-def image(id_: str, diff_ids, sizes, *, base=False, project="p", tags=()) -> ImageInfo:
-    labels = dict(BASE_LABELS) if base else {"io.cudaenv.project": project, "io.cudaenv.inputs-hash": "i" * 32,
-                                             "io.cudaenv.content-hash": "h" * 32}
+def image(id_: str, diff_ids, sizes, *, base=False, project="p", tags=(), digest="h" * 32) -> ImageInfo:
+    labels = {**BASE_LABELS, "io.cudaenv.content-hash": digest} if base else {
+        "io.cudaenv.project": project, "io.cudaenv.inputs-hash": "i" * 32, "io.cudaenv.content-hash": digest}
     history = tuple((f"RUN step {n}", size) for n, size in enumerate(sizes))
+    if base:  # what ensure_base tags every base with, whatever else it is called
+        tags = (*tags, local_reference(digest))
     return ImageInfo(id=f"sha256:{id_ * 64}", tags=tags or (f"{project}:{id_}",), labels=labels,
                      diff_ids=tuple(diff_ids), size=sum(sizes), history=history)
 
 
-BASE = image("b", [OS, PY, FW], [100, 20, 5000], base=True, tags=("cudaenv-base:stack", "cudaenv-base:hash-h"))
+BASE = image("b", [OS, PY, FW], [100, 20, 5000], base=True, tags=("cudaenv-base:stack",))
 ALPHA = image("a", [OS, PY, FW, REQ_A, CODE], [100, 20, 5000, 7, 1], project="alpha")
 BETA = image("c", [OS, PY, FW, REQ_B, CODE], [100, 20, 5000, 9, 1], project="beta")
 
@@ -51,13 +56,13 @@ def test_a_project_on_the_same_diff_ids_over_another_lower_layer_is_not_on_the_b
 
 
 def test_a_base_no_project_sits_on_is_unused():
-    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",))
+    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",), digest="o" * 32)
     found = account([BASE, other, ALPHA])
     assert [s.base.info for s in found.unused] == [other]
 
 
 def test_the_report_can_be_narrowed_to_one_base():
-    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",))
+    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",), digest="o" * 32)
     stray = image("g", [OS, REQ_A], [100, 1], project="stray")
     found = account([BASE, other, ALPHA, stray], only_bases=[other.id])
     assert [s.base.info for s in found.stacks] == [other] and found.unattached == ()
@@ -78,7 +83,63 @@ def test_the_json_names_bases_projects_and_how_disk_was_measured():
 
 
 def test_an_image_whose_history_does_not_match_its_layers_still_counts_its_size():
-    odd = ImageInfo(id="sha256:" + "9" * 64, tags=("odd:1",), labels=dict(BASE_LABELS), diff_ids=(OS, PY),
+    odd = ImageInfo(id="sha256:" + "9" * 64, tags=(local_reference("h" * 32),), labels=dict(BASE_LABELS), diff_ids=(OS, PY),
                     size=50, history=(("RUN a", 10), ("RUN b", 20), ("RUN c", 20)))
     [stack] = account([odd]).stacks
     assert stack.bytes == 50 and stack.base.exact is False
+
+
+# --- what makes an image a stack base: cudaenv's own tag, never inherited labels ---------------------
+
+# `docker build` of `FROM cudaenv-base:hash-…` + one RUN: the base's labels are inherited unchanged
+USER_IMAGE = ImageInfo(id="sha256:" + "u" * 64, tags=("my-own-tool:latest",), labels=dict(BASE_LABELS),
+                       diff_ids=(OS, PY, FW, USER), size=5121, history=tuple(
+                           (f"RUN step {n}", size) for n, size in enumerate([100, 20, 5000, 1])))
+
+
+def test_an_image_built_by_hand_on_a_base_is_not_a_base_despite_its_inherited_labels():
+    assert is_stack_base(BASE)
+    assert not is_stack_base(USER_IMAGE)
+    found = account([BASE, USER_IMAGE])
+    assert [s.base.info for s in found.stacks] == [BASE]
+
+
+def test_an_image_built_by_hand_on_a_base_keeps_the_base_in_use():
+    [stack] = account([BASE, USER_IMAGE]).stacks
+    assert stack.used and [o.info for o in stack.others] == [USER_IMAGE]
+    assert account([BASE, USER_IMAGE]).unused == ()
+    assert stack.as_dict()["other_images"] == [{"image": "my-own-tool:latest", "image_id": USER_IMAGE.id,
+                                                "tags": ["my-own-tool:latest"]}]
+
+
+def test_a_base_tag_of_another_hash_does_not_make_a_base():
+    """The hash tag must be the one of the image's own content hash, as ensure_base gives it."""
+    retagged = replace(BASE, tags=(local_reference("x" * 32),))
+    assert not is_stack_base(retagged)
+    assert not is_stack_base(replace(BASE, labels={**BASE_LABELS, "io.cudaenv.project": "mine"}))
+
+
+class RecordingEngine:
+    """Only what prune calls; records what it was asked to remove."""
+
+    def __init__(self):
+        self.removed = []
+
+    def remove_image(self, reference, *, force=False):
+        self.removed.append(reference)
+
+    def image_info(self, reference):
+        return None
+
+
+def test_prune_removes_nothing_that_a_hand_built_image_sits_on_and_never_the_hand_built_image():
+    engine = RecordingEngine()
+    assert prune(engine, account([BASE, USER_IMAGE])) == [] and engine.removed == []
+
+
+def test_prune_still_removes_a_base_nothing_uses():
+    engine = RecordingEngine()
+    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",), digest="o" * 32)
+    [removal] = prune(engine, account([BASE, other, ALPHA, USER_IMAGE]))
+    assert removal.image_id == other.id and removal.removed
+    assert engine.removed == list(other.tags)

@@ -135,6 +135,6 @@ def test_the_kubernetes_placement_agrees_sm_120_nodes_cannot_run_tensorflow(cc, 
     from tests.support.k8s_affinity import affinity_selects
 
     stack = resolve_case(None, [], tensorflow="2.20").stack
-    labels = {COMPUTE_KEYS[0]: cc[0], COMPUTE_KEYS[1]: cc[1], "kubernetes.io/os": "linux",
+    labels = {COMPUTE_KEYS[0]: cc[0], COMPUTE_KEYS[1]: cc[1], "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
               **dict(zip(DRIVER_KEYS, ("580", "95", "05")))}
     assert affinity_selects(node_affinity(matrix(), stack), labels) is selected

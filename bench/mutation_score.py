@@ -1,0 +1,260 @@
+"""Mutation score of the modules that decide a stack, per module, with mutmut.
+
+Why: a rule that no test pins down (a flipped comparison, a dropped condition, a deleted check)
+is a rule that can break silently. mutmut changes one thing at a time and runs the unit tests
+that reach the changed function; a change no test notices is a *survivor*. The goal (DESIGN.md,
+"Proof habits") is >= 90% of non-equivalent mutants killed in each decision module.
+
+How it runs, and why so:
+
+* Each module group is mutated in a scratch copy of the working tree (``git ls-files`` plus
+  untracked, non-ignored files), never in the checkout, so the tree stays usable meanwhile.
+* Each group names the unit-test files that specify it; mutmut records which of their tests reach
+  which function and runs only those per mutant (a small subset, forked from a warm process).
+  Tests that only run ``python -m cudaenv`` in a subprocess (tests/unit/test_check_cli.py) are left
+  out: the mutated code never runs in them, and they cost minutes in mutmut's two full passes.
+* Under ``nice`` and with ``--max-children`` (default 1): the machine is shared.
+* ``CUDAENV_NO_CACHE=1``: the matrix cache would otherwise hand the tests a matrix loaded by the
+  unmutated loader.
+* Parametrized tests need plain ASCII ids: mutmut runs each mutant's tests by node id, and an id
+  pytest cannot find again (escaped characters such as ``'\\uff15'``) makes the run fail, which
+  mutmut records as a kill.
+* Equivalent mutants (a change no input can observe) are listed with the reason for each in
+  ``bench/mutation_equivalent.toml`` and left out of the score; every other survivor counts.
+
+Usage::
+
+    python bench/mutation_score.py                      # every group, resolver first
+    python bench/mutation_score.py resolver lock        # some groups
+    python bench/mutation_score.py --list               # the groups, their files and tests
+    python bench/mutation_score.py resolver --survivors # also print each survivor's diff
+    python bench/mutation_score.py --json               # one JSON object on stdout
+    python bench/mutation_score.py resolver --report-only  # score what a run (maybe still going) has judged
+
+Exit status: 0 when every group run reaches the goal, 1 when one does not, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENT = ROOT / "bench" / "mutation_equivalent.toml"
+GOAL = 0.90
+
+# group -> (modules mutated, unit-test files that specify them); resolver first: it decides most
+GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "resolver": (
+        ("cudaenv/resolver/driver.py", "cudaenv/resolver/gpu.py", "cudaenv/resolver/check.py",
+         "cudaenv/resolver/images.py", "cudaenv/resolver/model.py", "cudaenv/resolver/resolve.py",
+         "cudaenv/resolver/plan.py"),
+        ("tests/unit/resolver", "tests/unit/test_placement.py", "tests/unit/cluster/test_node_verdicts.py",
+         "tests/unit/cluster/test_node_arch_and_bad_lists.py"),
+    ),
+    "matrix": (
+        ("cudaenv/matrix/load.py", "cudaenv/matrix/validate.py"),
+        ("tests/unit/matrix/test_matrix_validation.py", "tests/unit/matrix/test_matrix_field_rules.py",
+         "tests/unit/matrix/test_overlays.py", "tests/unit/matrix/test_overlay_injection.py",
+         "tests/unit/matrix/test_matrix_additions.py", "tests/unit/matrix/test_shipped_matrix.py",
+         "tests/unit/matrix/test_matrix_sources.py"),
+    ),
+    "lock": (
+        ("cudaenv/project/lock.py", "cudaenv/project/pins.py"),
+        ("tests/unit/project/test_lock_validation.py", "tests/unit/project/test_lock_pins_match_stack.py",
+         "tests/unit/project/test_project_rules.py", "tests/unit/project/test_lock_helpers.py",
+         "tests/unit/test_local_version_pins.py", "tests/unit/test_index_credentials.py"),
+    ),
+    "config": (
+        ("cudaenv/project/config.py",),
+        ("tests/unit/project/test_config.py", "tests/unit/project/test_project_rules.py",
+         "tests/unit/test_run_options.py", "tests/unit/render/test_quoting.py"),
+    ),
+    "render": (
+        ("cudaenv/images/render.py",),
+        ("tests/unit/render",),
+    ),
+    "cluster": (
+        ("cudaenv/cluster/kubernetes.py", "cudaenv/cluster/slurm.py", "cudaenv/cluster/read.py",
+         "cudaenv/cluster/verdicts.py", "cudaenv/cluster/plan.py"),
+        ("tests/unit/cluster", "tests/unit/test_plan_fixes.py"),
+    ),
+    "export": (
+        ("cudaenv/export/placement.py", "cudaenv/export/kubernetes.py", "cudaenv/export/slurm.py",
+         "cudaenv/export/compose.py", "cudaenv/export/devcontainer.py"),
+        ("tests/unit/export", "tests/unit/test_placement.py"),
+    ),
+}
+
+KILLED = {1, 3}  # a test failed, or pytest itself did (mutmut counts both as a kill)
+TIMEOUT = {36, -24, 24, 152, 255}  # the mutant made a test hang: caught, counted as killed
+SURVIVED = {0}
+NO_TESTS = {5, 33}  # no selected test reaches the mutated function: a survivor too
+
+
+def equivalents() -> dict[str, str]:
+    """mutant name -> why no input can tell it from the original."""
+    if not EQUIVALENT.is_file():
+        return {}
+    data = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
+    out = {}
+    for entry in data.get("mutant", []):
+        if not entry.get("reason", "").strip():
+            raise SystemExit(f"{EQUIVALENT}: mutant {entry.get('name')!r} has no reason")
+        out[entry["name"]] = entry["reason"]
+    return out
+
+
+def tree_files() -> list[str]:
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.split(b"\0")
+    return [name.decode() for name in listed if name and (ROOT / name.decode()).is_file()]
+
+
+def scratch_copy(target: Path) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    for name in tree_files():
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, destination)
+
+
+def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> None:
+    config = "\n".join([
+        "", "[tool.mutmut]",
+        'source_paths = ["cudaenv"]',
+        'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench"]',
+        "only_mutate = " + json.dumps(list(modules)),
+        "pytest_add_cli_args_test_selection = " + json.dumps(list(tests)),
+        # tests that need Docker, Slurm or the network are integration checks here: a mutant is
+        # judged by the unit tests alone, as the score promises
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not docker and not slurm and not network"]',
+        "",
+    ])
+    with open(copy / "pyproject.toml", "a", encoding="utf-8") as handle:
+        handle.write(config)
+
+
+def mutmut_binary() -> str:
+    found = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or shutil.which("mutmut")
+    if not found:
+        raise SystemExit("mutmut is not installed: pip install 'mutmut>=3.8' (into the environment running this)")
+    return found
+
+
+def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] = ()) -> tuple[float, Path]:
+    modules, tests = GROUPS[name]
+    modules = tuple(m for m in modules if not only or m in only)
+    copy = work / (name if not only else f"{name}-part")
+    scratch_copy(copy)
+    configure(copy, modules, tests)
+    env = dict(os.environ, CUDAENV_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("CUDAENV_MATRIX_PATH", None)
+    started = time.monotonic()
+    with open(work / f"{copy.name}.log", "w", encoding="utf-8") as output:
+        subprocess.run(["nice", "-n", "15", mutmut_binary(), "run", "--max-children", str(children)], cwd=copy,
+                       env=env, stdout=output, stderr=subprocess.STDOUT, check=False)
+    log(f"{name}: mutmut finished in {time.monotonic() - started:.0f}s (log: {work / f'{copy.name}.log'})")
+    return time.monotonic() - started, copy
+
+
+def verdicts(copy: Path, module: str) -> dict[str, int | None]:
+    meta = copy / "mutants" / (module + ".meta")
+    if not meta.is_file():
+        return {}
+    return json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+
+
+def score(codes: dict[str, int | None], excluded: dict[str, str]) -> dict:
+    killed = [k for k, c in codes.items() if k not in excluded and (c in KILLED or c in TIMEOUT)]
+    survived = [k for k, c in codes.items() if k not in excluded and (c in SURVIVED or c in NO_TESTS)]
+    unchecked = [k for k, c in codes.items() if k not in excluded and c is None]
+    other = [k for k, c in codes.items()
+             if k not in excluded and c is not None and c not in KILLED | TIMEOUT | SURVIVED | NO_TESTS]
+    judged = len(killed) + len(survived) + len(other)
+    return {"mutants": len(codes), "equivalent": sum(1 for k in codes if k in excluded), "killed": len(killed),
+            "survived": sorted(survived), "suspicious": sorted(other), "not_checked": len(unchecked),
+            "score": round(len(killed) / judged, 4) if judged else None}
+
+
+def survivor_diff(copy: Path, mutant: str) -> str:
+    proc = subprocess.run([mutmut_binary(), "show", mutant], cwd=copy, capture_output=True, text=True)
+    return proc.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("groups", nargs="*", help=f"groups to run (default: all): {', '.join(GROUPS)}")
+    parser.add_argument("--list", action="store_true", help="print the groups, their modules and tests")
+    parser.add_argument("--max-children", type=int, default=1, help="parallel mutants (default 1: shared machine)")
+    parser.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "cudaenv-mutation",
+                        help="scratch directory for the copies and logs")
+    parser.add_argument("--survivors", action="store_true", help="print each survivor's diff")
+    parser.add_argument("--module", action="append", default=[], metavar="PATH",
+                        help="only these modules of the group(s) (repeatable), e.g. cudaenv/resolver/check.py")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--report-only", action="store_true",
+                        help="do not run mutmut: score the verdicts already in the scratch copies (a run that was "
+                             "stopped, or is still going, counts what it judged; the rest is 'not checked')")
+    args = parser.parse_args(argv)
+    unknown = [g for g in args.groups if g not in GROUPS]
+    known_modules = {m for modules, _ in GROUPS.values() for m in modules}
+    if any(m not in known_modules for m in args.module):
+        print(f"mutation_score: --module expects one of {', '.join(sorted(known_modules))}", file=sys.stderr)
+        return 2
+    if unknown:
+        print(f"mutation_score: unknown group {unknown[0]!r}; expected one of {', '.join(GROUPS)}", file=sys.stderr)
+        return 2
+    if args.list:
+        for name, (modules, tests) in GROUPS.items():
+            print(f"{name}:\n  mutates: {' '.join(modules)}\n  tests:   {' '.join(tests)}")
+        return 0
+    excluded = equivalents()
+    args.work.mkdir(parents=True, exist_ok=True)
+    log = (lambda line: print(line, file=sys.stderr)) if args.json else print
+    report: dict = {"goal": GOAL, "tool": "mutmut", "groups": {}}
+    for name in args.groups or list(GROUPS):
+        if args.report_only:
+            seconds, copy = 0.0, args.work / (name if not args.module else f"{name}-part")
+            if not (copy / "mutants").is_dir():
+                log(f"{name}: no run in {copy}")
+                continue
+        else:
+            seconds, copy = run_group(name, args.work, args.max_children, log, tuple(args.module))
+        chosen = tuple(m for m in GROUPS[name][0] if not args.module or m in args.module)
+        modules = {}
+        for module in chosen:
+            modules[module] = score(verdicts(copy, module), excluded)
+        total = score({k: c for module in chosen for k, c in verdicts(copy, module).items()}, excluded)
+        report["groups"][name] = {"seconds": round(seconds), "total": total, "modules": modules}
+        if not args.json:
+            log(f"{name}:")
+            for module, result in modules.items():
+                shown = f"{result['score']:.1%}" if result["score"] is not None else "n/a"
+                log(f"  {module:36} {shown:>7}  killed {result['killed']:4} of {result['mutants'] - result['equivalent'] - result['not_checked']:4}"
+                    f"  (equivalent {result['equivalent']}, not checked {result['not_checked']})")
+                if args.survivors:
+                    for mutant in result["survived"]:
+                        log(survivor_diff(copy, mutant))
+    ok = bool(report["groups"]) and all(m["score"] is not None and m["score"] >= GOAL
+             for g in report["groups"].values() for m in g["modules"].values() if m["mutants"])
+    report["ok"] = ok
+    if args.json:
+        print(json.dumps(report))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

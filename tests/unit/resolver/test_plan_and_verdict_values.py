@@ -1,0 +1,69 @@
+"""The plan of several projects on one host (shared base images first), the JSON it and a host
+verdict print, and nvcc's own capability range (the devel-flavor caveat)."""
+
+from __future__ import annotations
+
+from cudaenv.resolver.check import Verdict, check_stack
+from cudaenv.resolver.gpu import toolkit_range, toolkit_supports
+from cudaenv.resolver.plan import plan
+from tests.unit.resolver.helpers import constraints, host, matrix, resolve_case
+
+
+def test_projects_that_can_share_a_base_image_are_planned_onto_it():
+    on = host("570.124.06", ["A100"])
+    projects = [("a", constraints(cuda="12.4", flavor="runtime")), ("b", constraints(cuda=">=12.4,<12.7",
+                                                                                     flavor="runtime"))]
+    result = plan(matrix(), projects, on)
+    [(base, names)] = result.groups
+    assert names == ("a", "b") and result.projects[1].stack.base_image == base
+    assert result.ok and result.driver_upgrade is None
+    own = resolve_case(driver="570.124.06", gpus=["A100"], cuda=">=12.4,<12.7", flavor="runtime").stack
+    assert own.base_image != base  # alone, b would have taken a newer CUDA: the plan shares instead
+
+
+def test_the_plan_as_json_names_groups_projects_and_the_upgrade():
+    on = host("470.82.01", ["RTX 3090"])
+    result = plan(matrix(), [("old", constraints(torch="2.0.1")), ("new", constraints(torch="2.9.0"))], on)
+    data = result.as_dict()
+    assert data["ok"] is False and data["driver_upgrade"] == result.driver_upgrade is not None
+    assert data["distinct_bases"] == len(result.groups) == 1
+    assert data["groups"] == [{"base_image": result.projects[0].stack.base_image, "projects": ["old"]}]
+    old, new = data["projects"]
+    assert (old["name"], old["ok"], old["stack"]) == ("old", True, result.projects[0].stack.as_dict())
+    assert old["valid_cuda"] == list(result.projects[0].resolution.valid_cuda)
+    assert (new["name"], new["ok"], new["stack"]) == ("new", False, None)
+    assert new["problems"] == [p.as_dict() for p in result.projects[1].resolution.problems] and new["problems"]
+
+
+def test_groups_are_largest_first_then_by_base_name():
+    on = host("550.54.15", ["A100"])
+    projects = [("x", constraints(cuda="12.1", flavor="runtime")), ("y", constraints(cuda="12.4", flavor="runtime")),
+                ("z", constraints(cuda="12.4", flavor="runtime"))]
+    groups = plan(matrix(), projects, on).groups
+    assert [names for _, names in groups] == [("y", "z"), ("x",)]
+
+
+def test_a_verdict_as_json():
+    verdict = Verdict(True, "native", (), ("c",))
+    assert verdict.as_dict() == {"compatible": True, "mode": "native", "reasons": [], "caveats": ["c"]}
+    stack = resolve_case(driver="550.54.15", gpus=["A100"], torch="2.6").stack
+    refused = check_stack(matrix(), stack, host("470.82.01", ["A100"])).as_dict()
+    assert refused["compatible"] is False and refused["mode"] is None and refused["reasons"]
+
+
+def test_nvcc_targets_the_capabilities_of_its_newest_release_inclusive():
+    low, high = toolkit_range(matrix(), "12.4")
+    assert toolkit_supports(matrix(), "12.4", low) and toolkit_supports(matrix(), "12.4", high)
+    assert not toolkit_supports(matrix(), "12.4", "12.1") and not toolkit_supports(matrix(), "12.4", "3.0")
+    assert toolkit_supports(matrix(), "99.9", "8.0") is False  # no such CUDA: nothing to target
+
+
+def test_devel_images_say_when_nvcc_cannot_target_the_gpu_natively():
+    stack = resolve_case(driver="570.124.06", cuda="==12.4", flavor="devel").stack
+    verdict = check_stack(matrix(), stack, host("570.124.06", ["RTX 5090"]))
+    assert not toolkit_supports(matrix(), "12.4", "12.0")
+    assert verdict.compatible and [c for c in verdict.caveats if c.startswith("nvcc")] == [
+        "nvcc of CUDA 12.4 cannot target RTX 5090 (sm_120) natively; code compiled in this image for an older "
+        "capability of the same major runs on it by binary compatibility"]
+    on_a100 = check_stack(matrix(), stack, host("570.124.06", ["A100"]))
+    assert on_a100.compatible and not any(c.startswith("nvcc") for c in on_a100.caveats)
