@@ -5,7 +5,7 @@
 #  1. a virtualenv (.venv) with cudaenv and its test dependencies;
 #  2. a Docker engine: a reachable one is used as is; otherwise Debian's docker.io is installed
 #     and dockerd started detached (it keeps running after the suite, like any system daemon);
-#  3. debootstrap, docker-registry, tmux, shellcheck, slurm-wlm and munge, which the suite's
+#  3. debootstrap, docker-registry, git, tmux, shellcheck, slurm-wlm and munge, which the suite's
 #     fixtures and tests use (the one-node Slurm cluster is started and stopped by a fixture);
 #  4. stand-in base images (a debootstrapped Debian with python3, `docker import`ed), cached by
 #     tag: a second run reuses them;
@@ -81,6 +81,7 @@ ensure_tools() {
     [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
     command -v docker-registry >/dev/null || missing+=(docker-registry)
     command -v docker >/dev/null || missing+=(docker.io)
+    command -v git >/dev/null || missing+=(git)  # uv fetches git+https requirements with it (class-6 tests)
     command -v tmux >/dev/null || missing+=(tmux)  # `cudaenv top` is tested in a real terminal
     command -v shellcheck >/dev/null || missing+=(shellcheck)  # every generated sbatch script is linted
     command -v slurmctld >/dev/null || missing+=(slurm-wlm)  # a one-node cluster runs exported jobs

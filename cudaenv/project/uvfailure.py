@@ -63,7 +63,12 @@ def _git_failure(stderr: str, files: list[Path], root: Path) -> str | None:
         return None
     match = _GIT_URL.search(stderr)
     if not match:
-        return None
+        if "git executable not found" not in stderr.lower():
+            return None
+        found = _where(files, root, lambda line: "git+" in line and not line.lstrip().startswith("#"))  # uv names no URL
+        where = f"{found[0]}:{found[1]}: {found[2]!r} " if found else "a git+ requirement "
+        return (f"{where}is fetched with git, which is not installed here; install git (apt-get install git), "
+                "or require a release from the package index instead, then run `cudaenv lock`")
     url = match.group("url").rstrip("/")
     bare = re.sub(r"\.git$", "", url)
     found = _where(files, root, lambda line: bare in line and "git+" in line)

@@ -109,3 +109,18 @@ def test_a_failed_source_build_is_named_before_the_builds_output(tmp_path):
     message = explain(tmp_path, stderr)
     assert message is not None and message.startswith("requirements.txt:2: encodec==0.0.0 publishes no wheel")
     assert "\n" not in message
+
+
+# What uv 0.13.9 printed for the same requirements on a machine without git (PATH holding only uv and a
+# Python), recorded 2026-11-26: it names no URL, so the first git line of the project is the one.
+UV_WITHOUT_GIT = ("error: Git operation failed\n"
+                  "  cause: Git executable not found. Ensure that Git is installed and available.\n")
+
+
+def test_a_machine_without_git_names_the_git_line_and_says_to_install_git(tmp_path):
+    (tmp_path / "requirements.txt").write_text("# git+https://example.invalid/not-this.git\neinops\n"
+                                               "git+https://127.0.0.1:1/huggingface/peft.git\n")
+    message = explain(tmp_path, UV_WITHOUT_GIT)
+    assert message is not None and "\n" not in message
+    assert message.startswith("requirements.txt:3: 'git+https://127.0.0.1:1/huggingface/peft.git' is fetched with git")
+    assert "git, which is not installed here" in message
