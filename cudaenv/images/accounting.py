@@ -23,6 +23,7 @@ BASE_PROJECT = "cudaenv-base"  # the io.cudaenv.project label of every stack bas
 LABEL_PROJECT = "io.cudaenv.project"
 LABEL_CONTENT_HASH = "io.cudaenv.content-hash"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"
+LABEL_BASE_ID = "io.cudaenv.base-id"  # on a project image cudaenv built: the ID of its base (= stackbase.LABEL_BASE_ID)
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,11 @@ class Layered:
     chain: tuple[str, ...]
     sizes: tuple[int, ...]
     exact: bool = True
+    recorded_base: bool = False  # a project image cudaenv built names this image as its base
 
     @property
     def is_base(self) -> bool:
-        return is_stack_base(self.info)
+        return is_stack_base(self.info) or (self.recorded_base and _base_labels(self.info))
 
     @property
     def name(self) -> str:
@@ -52,23 +54,36 @@ class Layered:
         return 0 < depth <= len(self.chain) and self.chain[depth - 1] == base.chain[-1]
 
 
+def _base_labels(info: ImageInfo) -> bool:
+    digest = info.labels.get(LABEL_CONTENT_HASH)
+    return info.labels.get(LABEL_PROJECT) == BASE_PROJECT and isinstance(digest, str) and len(digest) >= 16
+
+
 def is_stack_base(info: ImageInfo) -> bool:
     """Whether cudaenv itself made this image a stack base: it carries the hash tag that
     ``ensure_base`` gives a base (``cudaenv-base:hash-<hash>``), matching its content-hash label.
-    The labels alone are inherited by any image built FROM a base and prove nothing."""
-    digest = info.labels.get(LABEL_CONTENT_HASH)
-    if info.labels.get(LABEL_PROJECT) != BASE_PROJECT or not isinstance(digest, str) or len(digest) < 16:
+    The labels alone are inherited by any image built FROM a base and prove nothing. (A base that
+    lost its tag to a rebuild is still one while a project image cudaenv built names it: see
+    ``recorded_bases``.)"""
+    if not _base_labels(info):
         return False
-    return f"{BASE_PROJECT}:hash-{digest[:16]}" in info.tags
+    return f"{BASE_PROJECT}:hash-{info.labels[LABEL_CONTENT_HASH][:16]}" in info.tags
 
 
-def layered(info: ImageInfo) -> Layered:
+def recorded_bases(images: Iterable[ImageInfo]) -> set[str]:
+    """IDs that project images cudaenv built record as their base (``io.cudaenv.base-id``): a base
+    whose tag moved to a rebuilt one stays a base while an older project image sits on it."""
+    return {info.labels[LABEL_BASE_ID] for info in images
+            if LABEL_INPUTS in info.labels and isinstance(info.labels.get(LABEL_BASE_ID), str)}
+
+
+def layered(info: ImageInfo, *, recorded_base: bool = False) -> Layered:
     chain = chain_ids(info.diff_ids)
     sizes = layer_sizes(len(chain), info.history)
     if sizes is not None and sum(sizes) == info.size:
-        return Layered(info, chain, sizes)
+        return Layered(info, chain, sizes, recorded_base=recorded_base)
     spread = (0,) * (len(chain) - 1) + (info.size,) if chain else ()
-    return Layered(info, chain, spread, exact=False)
+    return Layered(info, chain, spread, exact=False, recorded_base=recorded_base)
 
 
 @dataclass(frozen=True)
@@ -140,7 +155,9 @@ class Inventory:
 def account(images: Iterable[ImageInfo], *, only_bases: Sequence[str] = ()) -> Inventory:
     """Stacks (each base once, its projects and what each adds), project images on no base, and
     the disk they take. ``only_bases`` (image IDs) narrows the report to those bases' stacks."""
-    unique = {info.id: layered(info) for info in images}
+    images = list(images)
+    named = recorded_bases(images)
+    unique = {info.id: layered(info, recorded_base=info.id in named) for info in images}
     bases = [img for img in unique.values() if img.is_base]
     projects = [img for img in unique.values() if not img.is_base and LABEL_INPUTS in img.info.labels]
     by_base: dict[str, list[ProjectUse]] = {b.info.id: [] for b in bases}
@@ -183,7 +200,8 @@ def inventory(engine: Engine, *, only: Sequence[str] = ()) -> Inventory:
     ids = []
     for reference in only:
         info = engine.image_info(reference)
-        if info is None or not is_stack_base(info):
+        if info is None or not (is_stack_base(info) or (info.id in recorded_bases(found.values())
+                                                          and _base_labels(info))):
             raise UserError(f"--base {reference}: not a local cudaenv stack base (see `cudaenv images`)")
         found.setdefault(info.id, info)
         ids.append(info.id)

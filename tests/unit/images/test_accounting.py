@@ -143,3 +143,21 @@ def test_prune_still_removes_a_base_nothing_uses():
     [removal] = prune(engine, account([BASE, other, ALPHA, USER_IMAGE]))
     assert removal.image_id == other.id and removal.removed
     assert engine.removed == list(other.tags)
+
+
+def test_a_base_whose_tag_moved_to_a_rebuild_stays_a_base_while_a_project_image_names_it():
+    """A rebuilt base takes the hash tag; the old one is untagged, but the project image cudaenv
+    built on it records its ID (io.cudaenv.base-id): it is still that project's base, not an unknown."""
+    old_base = replace(BASE, tags=())
+    on_old = replace(ALPHA, labels={**ALPHA.labels, "io.cudaenv.base-id": old_base.id})
+    assert not is_stack_base(old_base)
+    [stack] = account([old_base, on_old]).stacks
+    assert stack.base.info is old_base and [p.image.info for p in stack.projects] == [on_old]
+    assert prune(RecordingEngine(), account([old_base, on_old])) == []
+
+
+def test_an_untagged_image_with_base_labels_that_no_project_names_is_no_base():
+    old_base = replace(BASE, tags=())
+    assert account([old_base, ALPHA]).stacks == ()
+    user_named = replace(USER_IMAGE, labels={**USER_IMAGE.labels, "io.cudaenv.base-id": old_base.id})
+    assert account([old_base, user_named]).stacks == ()  # only a project image cudaenv built records a base
