@@ -22,29 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.test_init_lock import read_toml, run_cli
+from tests.support.package_index import TORCH_OVERLAY  # 2.98.0 for Python 3.9-3.11, 2.99.0 for 3.11-3.13
 
-# two stand-in releases: 2.98.0 for Python 3.9-3.11, 2.99.0 for 3.11-3.13 (the newest is 3.13)
-TORCH_OVERLAY = """
-[[release]]
-version = "2.98.0"
-python = ["3.9", "3.10", "3.11"]
-source = "test fixture ; read 2026-11-26"
-
-[[release.variant]]
-cuda = "12.8"
-index_url = "https://download.pytorch.org/whl/cu128"
-compute_capabilities = ["8.0", "9.0"]
-
-[[release]]
-version = "2.99.0"
-python = ["3.11", "3.12", "3.13"]
-source = "test fixture ; read 2026-11-26"
-
-[[release.variant]]
-cuda = "12.8"
-index_url = "https://download.pytorch.org/whl/cu128"
-compute_capabilities = ["8.0", "9.0"]
-"""
 HOST = ("--driver", "570.124.06", "--gpu", "A100", "--no-detect")
 FRAMEWORK_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
 

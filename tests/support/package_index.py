@@ -142,3 +142,29 @@ def serve_index(root: Path, *, auth: tuple[str, str] | None = None):
         server.server_close()
 
     return index, stop
+
+
+# A matrix overlay (torch.toml) of two stand-in torch releases whose wheels the loopback index can
+# serve: 2.98.0 for Python 3.9-3.11, 2.99.0 for 3.11-3.13 (the newest is 3.13). For the tests of
+# which Python the whole project installs on.
+TORCH_OVERLAY = """
+[[release]]
+version = "2.98.0"
+python = ["3.9", "3.10", "3.11"]
+source = "test fixture ; read 2026-11-26"
+
+[[release.variant]]
+cuda = "12.8"
+index_url = "https://download.pytorch.org/whl/cu128"
+compute_capabilities = ["8.0", "9.0"]
+
+[[release]]
+version = "2.99.0"
+python = ["3.11", "3.12", "3.13"]
+source = "test fixture ; read 2026-11-26"
+
+[[release.variant]]
+cuda = "12.8"
+index_url = "https://download.pytorch.org/whl/cu128"
+compute_capabilities = ["8.0", "9.0"]
+"""

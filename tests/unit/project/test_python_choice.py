@@ -18,35 +18,15 @@ from cudaenv.matrix import load_matrix
 from cudaenv.project.wheels import Inputs, NoWheels, choose
 from cudaenv.resolver.model import Constraints, Host
 from cudaenv.resolver.resolve import resolve
+from tests.support.package_index import TORCH_OVERLAY
 
-OVERLAY = """
-[[release]]
-version = "2.98.0"
-python = ["3.9", "3.10", "3.11"]
-source = "test fixture ; read 2026-11-26"
-
-[[release.variant]]
-cuda = "12.8"
-index_url = "https://download.pytorch.org/whl/cu128"
-compute_capabilities = ["8.0", "9.0"]
-
-[[release]]
-version = "2.99.0"
-python = ["3.11", "3.12", "3.13"]
-source = "test fixture ; read 2026-11-26"
-
-[[release.variant]]
-cuda = "12.8"
-index_url = "https://download.pytorch.org/whl/cu128"
-compute_capabilities = ["8.0", "9.0"]
-"""
 HOST = Host(driver="570.124.06")
 
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):
     overlay: Path = tmp_path_factory.mktemp("overlay")
-    (overlay / "torch.toml").write_text(OVERLAY)
+    (overlay / "torch.toml").write_text(TORCH_OVERLAY)
     return load_matrix(overlays=[overlay])
 
 
