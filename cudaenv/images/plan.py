@@ -25,7 +25,7 @@ from cudaenv.project.lock import Lock, framework_index, index_netrc, python_inde
 from cudaenv.images.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
-from cudaenv.images.stackbase import LABEL_BASE_ID, BasePlan, plan_base, with_stack_base
+from cudaenv.images.stackbase import LABEL_BASE_ID, BasePlan, build_secrets, plan_base, with_stack_base
 
 LABEL_PROJECT = "io.cudaenv.project"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"
@@ -69,14 +69,7 @@ class ImagePlan:
         stack base's image ID, recorded in a label; ``pull`` never applies to a local stack base
         (there is nothing upstream to pull it from: see ``stackbase.ensure_base``)."""
         uid, gid = build_user_ids()
-        secrets = {"cudaenv_ca": self.project.build.ca_cert} if self.project.build.ca_cert else {}
-        if self.netrc:
-            if secrets_dir is None:
-                raise ValueError("index credentials need a secrets_dir for the netrc")
-            netrc = secrets_dir / "netrc"
-            netrc.touch(mode=0o600)
-            netrc.write_text(self.netrc)
-            secrets["cudaenv_netrc"] = netrc
+        secrets = build_secrets(self.project.build.ca_cert, self.netrc, secrets_dir)
         return BuildRequest(
             context=self.project.root, tags=tags or (self.default_tag, self.latest_tag),
             dockerfile_text=self.dockerfile, dockerignore_text=self.dockerignore,

@@ -47,6 +47,21 @@ def local_reference(digest: str) -> str:
     return f"{BASE_REPOSITORY}:{hash_tag(digest)}"
 
 
+def build_secrets(ca_cert: Path | None, netrc: str | None, secrets_dir: Path | None) -> dict[str, Path]:
+    """The BuildKit secrets of a build (a base's or a project's): the CA bundle, and index
+    credentials written as a private netrc into ``secrets_dir`` (a temporary directory the caller
+    removes after the build). Never a build argument, a layer or the history."""
+    secrets: dict[str, Path] = {"cudaenv_ca": ca_cert} if ca_cert else {}
+    if netrc:
+        if secrets_dir is None:
+            raise ValueError("index credentials need a secrets_dir for the netrc")
+        path = secrets_dir / "netrc"
+        path.touch(mode=0o600)
+        path.write_text(netrc)
+        secrets["cudaenv_netrc"] = path
+    return secrets
+
+
 @dataclass(frozen=True)
 class BasePlan:
     """A project's stack base: its identity (content hash), local names, and how to build it here
@@ -77,14 +92,7 @@ class BasePlan:
     def request(self, context: Path, *, no_cache: bool = False, pull: bool = False, network: str | None = None,
                 secrets_dir: Path | None = None) -> BuildRequest:
         """The build request; ``context`` is an empty directory (the base copies nothing from one)."""
-        secrets: dict[str, Path] = {"cudaenv_ca": self.ca_cert} if self.ca_cert else {}
-        if self.netrc:
-            if secrets_dir is None:
-                raise ValueError("index credentials need a secrets_dir for the netrc")
-            netrc = secrets_dir / "netrc"
-            netrc.touch(mode=0o600)
-            netrc.write_text(self.netrc)
-            secrets["cudaenv_netrc"] = netrc
+        secrets = build_secrets(self.ca_cert, self.netrc, secrets_dir)
         return BuildRequest(context=context, tags=self.tags, dockerfile_text=self.dockerfile(), dockerignore_text="**\n",
                             labels={LABEL_CONTENT_HASH: self.content_hash}, secrets=secrets, no_cache=no_cache,
                             pull=pull, network=network)
