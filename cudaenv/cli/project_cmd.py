@@ -88,8 +88,9 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
                            config_path)
     pending = None
     if not no_lock:
-        from cudaenv.project.lock import IndexUnreachable
+        from cudaenv.project.lock import IndexUnreachable, check_environment
 
+        check_environment()
         click.echo("pinning the requirements with uv …", err=True)
         try:  # what init detected, not the floors it writes: the Python (and framework) may still move
             locked, lock = lock_project(project, matrix, plan.constraints)
@@ -152,7 +153,7 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
     The lock is for the configured [target] (not this machine). With --check nothing is
     written: exit 0 when the lock is current, 1 when it is stale (what CI runs).
     """
-    from cudaenv.project.lock import current_lock, lock_project, write_atomically
+    from cudaenv.project.lock import check_environment, current_lock, lock_project, write_atomically
 
     project = load_project(directory)
     matrix = load_matrix()
@@ -176,6 +177,7 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
             if not reasons:
                 click.echo(f"✓ {project.lock_path} is up to date")
         click.get_current_context().exit(1 if reasons else 0)
+    check_environment()
     click.echo(f"locking {project.name}: resolving the stack and pinning requirements with uv …", err=True)
     result, lock_value = lock_project(project, matrix)
     if lock_value is None:

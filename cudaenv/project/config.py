@@ -17,7 +17,7 @@ from packaging.specifiers import SpecifierSet
 from cudaenv.errors import UserError, shown
 from cudaenv.project.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
-from cudaenv.project.locate import CONFIG_FILE, ConfigError, config_label, find_config, read_config_file  # noqa: F401 - re-exported
+from cudaenv.project.locate import CONFIG_FILE, INDEX_URL, ConfigError, config_label, find_config, read_config_file  # noqa: F401 - re-exported
 from cudaenv.versions import is_driver_version, is_numeric, parse_specifier, specifier_example
 
 SCHEMA: dict[str, tuple[str, ...]] = {
@@ -42,8 +42,6 @@ IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SHM_SIZE = re.compile(r"^[0-9]{1,12}(?:\.[0-9]{1,6})?[bkmgBKMG]?$")
 REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
-# a package index: http(s), nothing a shell, TOML string or netrc line could be split at (use fullmatch)
-INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
 
 
 @dataclass(frozen=True)
@@ -213,8 +211,13 @@ def check_exclude_newer(value, where: str) -> str | None:
         return value.isoformat()
     if isinstance(value, str) and len(value) < 64 and EXCLUDE_NEWER.fullmatch(value.strip()):
         text = value.strip()
-        try:
-            datetime.date.fromisoformat(text[:10])
+        try:  # the grammar matched; the calendar and the clock decide (2026-02-30, 25:99 are not times)
+            if len(text) == 10:
+                datetime.date.fromisoformat(text)
+            else:
+                # without the fraction (the grammar checked it; Python 3.10 reads only 3 or 6 digits)
+                clock = re.sub(r"\.[0-9]+", "", text)
+                datetime.datetime.fromisoformat(clock[:-1] + "+00:00" if clock.endswith("Z") else clock)
         except ValueError:
             pass
         else:

@@ -9,6 +9,7 @@ TOML syntax errors in such a file are not cudaenv's to report.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from cudaenv.errors import UserError
@@ -18,6 +19,16 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 CONFIG_FILE = "cudaenv.toml"
+# a package index: http(s), nothing a shell, TOML string or netrc line could be split at (use fullmatch)
+INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
+
+
+def check_index_url(value: str | None, where: str) -> str | None:
+    """An index URL from a lock or the environment (CUDAENV_*_INDEX): read as strictly as the
+    project file's keys, so a ``file://`` or a stray word never reaches uv or a resolution."""
+    if value is not None and (not isinstance(value, str) or not INDEX_URL.fullmatch(value)):
+        raise UserError(f"{where}: expected an http(s):// URL of a package index, got {value!r}")
+    return value
 
 
 class ConfigError(UserError):

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.project.config import INDEX_URL, Project
+from cudaenv.project.config import Project
+from cudaenv.project.locate import check_index_url
 from cudaenv.project.wheels import manylinux_platform  # noqa: F401 - where lock callers have found it
 from cudaenv.resolver.model import Stack
 
@@ -103,12 +104,6 @@ class Lock:
         requirements["pinned"] = pinned
         doc["requirements"] = requirements
         return tomlkit.dumps(doc)
-
-
-def check_index_url(value: str | None, where: str) -> str | None:
-    if value is not None and (not isinstance(value, str) or not INDEX_URL.fullmatch(value)):
-        raise UserError(f"{where}: expected an http(s):// URL of a package index, got {value!r}")
-    return value
 
 
 def check_recorded_index(value, where: str) -> str | None:
@@ -287,6 +282,14 @@ def exclude_newer_from_env() -> str | None:
     from cudaenv.project.config import check_exclude_newer
 
     return check_exclude_newer(os.environ.get("CUDAENV_EXCLUDE_NEWER") or None, "CUDAENV_EXCLUDE_NEWER")
+
+
+def check_environment() -> None:
+    """The CUDAENV_* overrides a lock reads, checked before anything is said or run: a bad one is
+    the one line of bad input, not an error after a progress line."""
+    exclude_newer_from_env()
+    env_index("CUDAENV_PYTHON_INDEX")
+    env_index("CUDAENV_FRAMEWORK_INDEX")
 
 
 def exclude_newer_for(project: Project) -> str | None:
@@ -627,7 +630,6 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
 
     clashes = pin_clashes(result.stack, pinned)
     if clashes:  # the wheels' CUDA is the truth: follow it where the host runs it, else refuse
-        stack = result.stack
         stack = result.stack
         adopted = wheels_stack(matrix, project, target.host, stack, pinned)
         if adopted is not None and adopted.ok:

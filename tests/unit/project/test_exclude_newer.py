@@ -18,13 +18,17 @@ def parsed(tmp_path, lock_table: dict):
 
 
 @pytest.mark.parametrize("value", ["2026-11-20", "2026-11-20T00:00:00Z", "2026-11-20T12:30:00+01:00",
+                                   "2026-11-20 12:30:00.123456789Z", "2026-11-20T23:59:59.5-08:00",
                                    datetime.date(2026, 11, 20)])
 def test_a_date_or_a_timestamp_with_its_offset_is_accepted(tmp_path, value):
     assert parsed(tmp_path, {"exclude_newer": value}).exclude_newer.startswith("2026-11-20")
 
 
 @pytest.mark.parametrize("value", ["last week", "2026-13-01", "2026-11-20T00:00:00", 20261120, "2026-11-20; rm -rf /",
-                                   datetime.datetime(2026, 11, 20)])
+                                   datetime.datetime(2026, 11, 20),
+                                   # the grammar fits, the clock or calendar does not: uv refused these at lock time
+                                   "2026-11-20T25:99:99Z", "2026-11-20T10:60:00Z", "2026-11-20T10:00:00+25:00",
+                                   "2026-02-30T00:00:00Z", "2026-02-30"])
 def test_anything_else_is_bad_input_naming_the_field(tmp_path, value):
     with pytest.raises(ConfigError) as caught:
         parsed(tmp_path, {"exclude_newer": value})
@@ -63,3 +67,16 @@ def test_the_lock_pins_what_the_index_had_on_that_date(tmp_path):
     proc = run_cli("lock", tmp_path, env=isolated_env(), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert '"six==1.8.0"' in (tmp_path / "cudaenv.lock").read_text()
+
+
+@pytest.mark.parametrize("name, value", [("CUDAENV_EXCLUDE_NEWER", "2026-11-20T25:99:99Z"),
+                                         ("CUDAENV_PYTHON_INDEX", "file:///etc"),
+                                         ("CUDAENV_FRAMEWORK_INDEX", "nonsense")],
+                         ids=["exclude-newer", "python-index", "framework-index"])
+def test_a_bad_override_is_one_line_of_bad_input_before_any_progress(tmp_path, name, value):
+    """`lock` used to say "locking …" first and fail after: two lines, the first one a promise."""
+    (tmp_path / "cudaenv.toml").write_text('[project]\nname = "p"\npython = "3.11"\n')
+    result = run_cli("lock", tmp_path, env=isolated_env(**{name: value}))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [f"cudaenv: error: {name}: expected " + result.stderr.split(": expected ", 1)[1].rstrip("\n")]
+    assert repr(value) in result.stderr and not (tmp_path / "cudaenv.lock").exists()

@@ -73,3 +73,26 @@ def test_the_mirrors_setting_never_carries_credentials(tmp_path):
     with pytest.raises(UserError, match="framework_index_mirrors"):
         project(tmp_path, 'framework_index = "https://m.example/simple"\n'
                           'framework_index_mirrors = "https://u:secret@download.pytorch.org/whl/cu126"')
+
+
+@pytest.mark.parametrize("name, value", [
+    ("CUDAENV_FRAMEWORK_INDEX", "file:///etc"),
+    ("CUDAENV_FRAMEWORK_INDEX", "download.pytorch.org/whl/cu126"),
+    ("CUDAENV_FRAMEWORK_INDEX", "https://host/simple'; rm -rf ~"),
+    ("CUDAENV_FRAMEWORK_INDEX_MIRRORS", "nonsense"),
+    ("CUDAENV_FRAMEWORK_INDEX_MIRRORS", "ftp://mirror.example/simple"),
+], ids=["file-url", "no-scheme", "quote", "mirrors-word", "mirrors-ftp"])
+def test_the_environment_overrides_are_read_as_strictly_as_the_file_keys(tmp_path, matrix, monkeypatch, name, value):
+    """An override a CI job exports decides resolution like [build] framework_index does: what the
+    file may not say, the environment may not say either (it was used unchecked before)."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(UserError) as raised:
+        served_by(matrix, project(tmp_path, ""))
+    assert str(raised.value).startswith(f"{name}: expected ")
+    assert repr(value) in str(raised.value)
+
+
+def test_a_mirrors_override_without_any_index_is_still_checked_but_harmless_when_right(tmp_path, matrix, monkeypatch):
+    """No framework index anywhere: a well-formed mirrors override changes nothing."""
+    monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX_MIRRORS", "pypi")
+    assert served_by(matrix, project(tmp_path, "")) is None
