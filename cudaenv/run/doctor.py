@@ -104,6 +104,10 @@ def _docker_checks() -> tuple[list[Check], dict | None]:
         client = connect()
         version = client.version()
         info = client.info()
+    except ImportError as exc:  # not the daemon: this installation lacks the Docker client library
+        return [Check("Docker engine", False, f"cudaenv cannot talk to Docker: {exc}"[:200],
+                      "reinstall cudaenv with its dependencies (`pip install --force-reinstall cudaenv`), "
+                      "which include the `docker` Python package")], None
     except Exception as exc:  # EngineError carries the fix; anything else is reported as is
         return [Check("Docker engine", False, str(exc).split(": ", 1)[-1][:200],
                       "start the Docker daemon (`sudo systemctl start docker`) or set DOCKER_HOST")], None

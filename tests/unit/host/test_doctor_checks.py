@@ -37,3 +37,28 @@ def test_a_driver_older_than_every_cuda_says_so_in_words(matrix):
     check = by_name(_driver_checks(matrix, HostInfo(driver="300.10", source="proc")))["CUDA supported"]
     assert (check.ok, check.detail) == (False, "no CUDA natively")
     assert "upgrade the driver" in check.fix
+
+
+def test_a_missing_docker_library_is_not_a_stopped_daemon(monkeypatch):
+    """Recorded on the GPU machine (#27): with no `docker` package doctor told the user to start
+    the daemon, which was running. The fix names what is missing instead."""
+    import builtins
+    import sys
+
+    from cudaenv.run.doctor import _docker_checks
+
+    real_import = builtins.__import__
+
+    def no_docker(name, *args, **kwargs):
+        if name == "docker" or name.startswith("docker."):
+            raise ModuleNotFoundError("No module named 'docker'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_docker)
+    for name in [m for m in sys.modules if m == "docker" or m.startswith("docker.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr("importlib.import_module", lambda name, package=None: no_docker(name))
+    (check,), info = _docker_checks()
+    assert (check.ok, info) == (False, None)
+    assert "No module named 'docker'" in check.detail
+    assert "`docker` Python package" in check.fix and "daemon" not in check.fix
