@@ -81,8 +81,7 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
             reasons.append(f"GPU {gpu.label} cannot run the libraries of CUDA {stack.cuda}{span}")
             continue
         if stack.flavor == "devel" and not gpu_rules.toolkit_supports(matrix, stack.cuda, gpu.compute_capability):
-            caveats.append(f"nvcc of CUDA {stack.cuda} cannot target {gpu.label} natively; code compiled in this "
-                           "image for an older capability of the same major runs on it by binary compatibility")
+            caveats.append(_devel_caveat(matrix, stack.cuda, gpu))
         for framework, sass, ptx in stack.gpu_targets:
             build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx)
             unusable = build.ptx_unusable_on if build else ()
@@ -101,3 +100,16 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
                     caveats.append(caveat)
     return Verdict(compatible=not reasons, mode=mode if not reasons else None, reasons=tuple(reasons),
                    caveats=tuple(caveats))
+
+
+def _devel_caveat(matrix, cuda: str, gpu) -> str:
+    """What code compiled in a devel image does on a GPU its nvcc cannot target: binary
+    compatibility covers a newer minor of a major nvcc knows; a newer major runs only PTX."""
+    bounds = gpu_rules.toolkit_range(matrix, cuda)
+    newest = bounds[1] if bounds else None
+    head = f"nvcc of CUDA {cuda} cannot target {gpu.label} natively; "
+    if newest and newest.split(".")[0] == gpu.compute_capability.split(".")[0]:
+        return head + f"code compiled in this image for {_sm(newest)} runs on it by binary compatibility"
+    target = f"compute_{newest.replace('.', '')}" if newest else "the newest compute capability nvcc knows"
+    return head + (f"code compiled in this image runs on it only as PTX the driver JIT-compiles (build with "
+                   f"{target} PTX, e.g. -gencode arch={target},code={target})")

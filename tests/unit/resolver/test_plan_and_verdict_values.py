@@ -63,7 +63,19 @@ def test_devel_images_say_when_nvcc_cannot_target_the_gpu_natively():
     verdict = check_stack(matrix(), stack, host("570.124.06", ["RTX 5090"]))
     assert not toolkit_supports(matrix(), "12.4", "12.0")
     assert verdict.compatible and [c for c in verdict.caveats if c.startswith("nvcc")] == [
-        "nvcc of CUDA 12.4 cannot target RTX 5090 (sm_120) natively; code compiled in this image for an older "
-        "capability of the same major runs on it by binary compatibility"]
+        "nvcc of CUDA 12.4 cannot target RTX 5090 (sm_120) natively; code compiled in this image runs on it only "
+        "as PTX the driver JIT-compiles (build with compute_90 PTX, e.g. -gencode arch=compute_90,code=compute_90)"]
     on_a100 = check_stack(matrix(), stack, host("570.124.06", ["A100"]))
     assert on_a100.compatible and not any(c.startswith("nvcc") for c in on_a100.caveats)
+
+
+def test_the_devel_caveat_names_binary_compatibility_only_within_one_major():
+    """CUDA 11.7's nvcc stops at sm_87: its sm_87 code runs on an RTX 4090 (sm_89) by the SASS rule
+    X.y -> X.z; an sm_120 GPU of a newer major gets no such code, only PTX (the old wording promised
+    binary compatibility there too)."""
+    assert toolkit_range(matrix(), "11.7")[1] == "8.7"
+    stack = resolve_case(driver="570.124.06", cuda="==11.7", flavor="devel").stack
+    verdict = check_stack(matrix(), stack, host("570.124.06", ["RTX 4090"]))
+    assert [c for c in verdict.caveats if c.startswith("nvcc")] == [
+        "nvcc of CUDA 11.7 cannot target RTX 4090 (sm_89) natively; code compiled in this image for sm_87 runs on "
+        "it by binary compatibility"]
