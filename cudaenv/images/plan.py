@@ -22,6 +22,7 @@ from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.project import Project
 from cudaenv.project.lock import Lock, framework_index, index_netrc, python_index, strip_credentials
+from cudaenv.project.served import same_index
 from cudaenv.images.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
@@ -98,6 +99,8 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     if netrc and not buildkit:
         raise UserError("an index URL carries credentials, which reach the build only as a BuildKit secret; "
                         "no BuildKit builder was found (docker buildx, or a docker CLI before 23.0)")
+    if fw_index and same_index(fw_index, py_index):  # one index named twice: say it once in the image
+        fw_index = None
     settings = BuildSettings(
         project=project.name, base_registry=project.build.base_registry,
         python_index=strip_credentials(py_index), framework_index=strip_credentials(fw_index), netrc=bool(netrc),

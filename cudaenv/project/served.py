@@ -30,6 +30,11 @@ def _canonical(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme.lower(), host.lower(), parts.path.rstrip("/"), "", ""))
 
 
+def same_index(one: str, other: str) -> bool:
+    """Whether two URLs name one index (credentials, a trailing slash and case aside)."""
+    return _canonical(one) == _canonical(other)
+
+
 def recognized(url: str, own_indexes) -> str | None:
     """PYPI for PyPI's simple index, the matrix's spelling of a framework build's own index, else None."""
     canonical = _canonical(url)

@@ -143,3 +143,25 @@ def test_an_index_from_the_environment_with_a_trailing_newline_is_refused(monkey
     monkeypatch.setenv("CUDAENV_PYTHON_INDEX", "https://pypi.corp.example/simple\n")
     with pytest.raises(UserError, match="CUDAENV_PYTHON_INDEX: expected an http"):
         env_index("CUDAENV_PYTHON_INDEX")
+
+
+@pytest.mark.parametrize("python_index, framework_index, extra", [
+    (None, "https://PyPI.org/simple/", False),  # one index, spelled twice
+    (PLAIN, "https://pypi.org/simple", True),  # a corporate mirror for Python, PyPI for torch: both
+], ids=["pypi-twice", "two-indexes"])
+def test_the_image_names_an_index_once(tmp_path, python_index, framework_index, extra):
+    """uv reads `--index-url X --extra-index-url X` as one index; the image said PyPI twice."""
+    matrix = load_matrix(overlays=[])
+    build = f'framework_index = "{framework_index}"\n' + (f'python_index = "{python_index}"\n' if python_index else "")
+    (tmp_path / "cudaenv.toml").write_text('[project]\nname = "twice"\npython = "3.12"\n\n[frameworks]\ntorch = "==2.10.0"\n\n'
+                                           '[target]\ndriver = "570.124.06"\ngpus = ["A100"]\n\n[build]\n' + build)
+    p = load_project(tmp_path)
+    from cudaenv.project.config import resolve_project
+
+    stack = resolve_project(matrix, p, project_target(matrix, p).host).stack
+    lock = make_lock(p, stack, matrix_revision=matrix.revision, target={}, pinned=["torch==2.10.0"])
+    p.lock_path.write_text(lock.as_toml())
+    dockerfile = plan_image(p, matrix, read_lock(p.lock_path), buildkit=True).dockerfile
+    assert dockerfile.count("--index-url") == 1
+    assert dockerfile.count("--extra-index-url") == (1 if extra else 0)
+    assert ("--extra-index-url https://pypi.org/simple" in dockerfile) is extra
