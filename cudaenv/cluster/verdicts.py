@@ -54,7 +54,7 @@ def node_gpu(matrix: Matrix, facts: NodeFacts) -> tuple[TargetGpu | None, tuple[
             caveats.append(f"{facts.product}: the node offers MIG slices of a {base}, judged as a {base}")
         if facts.product.endswith("-SHARED"):
             caveats.append(f"{facts.product}: the node shares each {base} between pods (time-slicing or MPS)")
-        row = matrix.find_gpu(base.replace("_", " "))
+        row = matrix.find_gpu(base)  # underscores (GRES type names: tesla_t4) are separators to find_gpu
     cc = facts.compute_capability or (row.compute_capability if row else None)
     if cc is None:
         return None, tuple(caveats)

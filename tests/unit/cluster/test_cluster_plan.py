@@ -91,3 +91,15 @@ def test_a_verdict_as_json_names_the_host_judged(matrix, nodes, stack):
     assert data["reasons"] == [] and data["caveats"] == list(verdict.caveats)
     cpu = next(v for v in judge_nodes(matrix, stack, nodes) if v.name == "cpu-0").as_dict()
     assert cpu["host"] is None and cpu["compatible"] is False and cpu["mode"] is None
+
+
+def test_groups_are_ordered_by_width_then_by_the_node_listing_not_by_node_names(matrix, nodes, stack):
+    """Widest first whatever the nodes are called: listed in reverse, the narrow group's first node
+    name would sort before the wide group's."""
+    narrow = replace(stack, cuda="13.0", min_driver="580.65.06", min_driver_compat="580")
+    backwards = tuple(reversed(nodes))
+    plan = plan_cluster(matrix, [("narrow", "lock", narrow, None), ("wide", "lock", stack, None)], backwards)
+    wide_nodes = tuple(v.name for v in judge_nodes(matrix, stack, backwards) if v.compatible)
+    narrow_nodes = tuple(v.name for v in judge_nodes(matrix, narrow, backwards) if v.compatible)
+    assert len(wide_nodes) > len(narrow_nodes) > 0 and narrow_nodes < wide_nodes  # name order says narrow first
+    assert plan.groups == ((wide_nodes, ("wide",)), (narrow_nodes, ("narrow",)))
