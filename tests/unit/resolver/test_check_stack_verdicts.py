@@ -178,3 +178,28 @@ def test_check_quotes_the_ptx_reports_only_where_jit_would_otherwise_reach_the_g
     newer = replace(stack, cuda="12.9", gpu_targets=(("tensorflow", sass, ptx),))
     no_jit = check_stack(matrix(), newer, host("570.124.06", ["NVIDIA GeForce RTX 5080"]))
     assert no_jit.reasons == (f"GPU RTX 5080 (sm_120) is not in the tensorflow 2.20.0 build's SM list ({built})",)
+
+
+def test_a_build_of_a_framework_the_matrix_has_no_builds_of_is_judged_by_its_sm_list_alone():
+    """A lock from a newer cudaenv may name a framework this matrix has no builds of: there is no
+    report to apply, and its recorded SM list still decides."""
+    from cudaenv.resolver.check import stack_build_runs_on
+
+    stack = resolve_case(driver="550.54.15", gpus=["A100"], torch="2.6").stack
+    assert stack_build_runs_on(matrix(), stack, "paddle", ("8.0",), (), "8.6", ptx_jit=True) is True
+    assert stack_build_runs_on(matrix(), stack, "paddle", ("9.0",), (), "8.0", ptx_jit=True) is False
+    verdict = check_stack(matrix(), replace(stack, gpu_targets=(("paddle", ("8.0",), ()),)), host("550.54.15", ["A100"]))
+    assert verdict.compatible and verdict.reasons == ()
+
+
+def test_a_build_reaching_a_gpu_only_through_ptx_is_named_in_the_caveat_word_for_word():
+    """B200 (sm_100) runs TensorFlow 2.20 only by JIT-compiling its compute_90 PTX: the caveat names the
+    GPU, the framework and version, the PTX, and what the build was compiled for."""
+    stack = resolve_case(driver="580.95.05", gpus=["RTX 4090"], tensorflow="2.20").stack
+    [(_, sass, ptx)] = [t for t in stack.gpu_targets if t[0] == "tensorflow"]
+    assert ptx == ("9.0",)
+    verdict = check_stack(matrix(), stack, host("580.95.05", ["B200"]))
+    built = ", ".join("sm_" + c.replace(".", "") for c in sass)
+    assert verdict.compatible and verdict.caveats == (
+        "B200 (sm_100) runs tensorflow 2.20.0 only through its compute_90 PTX, JIT-compiled by the driver at first "
+        f"use: the build has no native code for it (built for {built})",)
