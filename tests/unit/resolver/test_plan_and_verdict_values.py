@@ -79,3 +79,57 @@ def test_the_devel_caveat_names_binary_compatibility_only_within_one_major():
     assert [c for c in verdict.caveats if c.startswith("nvcc")] == [
         "nvcc of CUDA 11.7 cannot target RTX 4090 (sm_89) natively; code compiled in this image for sm_87 runs on "
         "it by binary compatibility"]
+
+
+def _stack_on(base: str, torch: str = "2.6.0"):
+    from cudaenv.resolver.model import Stack
+
+    return Stack.from_dict({"python": "3.12", "cuda": "12.4", "flavor": "runtime", "base_image": base,
+                            "frameworks": {"torch": torch}})
+
+
+def test_a_tie_between_bases_goes_to_the_one_most_projects_would_pick_anyway():
+    """Both projects can use either base (a 2-2 tie): each prefers the 12.4 one, so the plan shares
+    that, not the other one that merely sorts last by name."""
+    from cudaenv.resolver.model import Resolution
+    from cudaenv.resolver.plan import _choose_shared
+
+    preferred, other = "nvidia/cuda:12.4.1-runtime-ubuntu22.04", "nvidia/cuda:12.6.3-runtime-ubuntu22.04"
+    options = (_stack_on(preferred), _stack_on(other))
+    resolutions = {name: Resolution(options[0], ("12.4", "12.6"), (), alternatives=options) for name in ("p", "q")}
+    assert {name: s.base_image for name, s in _choose_shared(resolutions).items()} == {"p": preferred, "q": preferred}
+
+
+def test_groups_of_the_same_size_are_ordered_by_base_image_not_by_project_name():
+    """Equal groups print in base-image order: project z's CUDA 12.1 base before project a's 12.4."""
+    on = host("550.54.15", ["A100"])
+    projects = [("a", constraints(cuda="12.4", flavor="runtime")), ("z", constraints(cuda="12.1", flavor="runtime"))]
+    groups = plan(matrix(), projects, on).groups
+    assert [names for _, names in groups] == [("z",), ("a",)]
+    assert [base for base, _ in groups] == sorted(base for base, _ in groups)
+
+
+def test_each_planned_project_gets_the_warnings_of_its_own_stack():
+    """On R535 a CUDA 12.4 project runs through minor-version compatibility and is told so; a CUDA 12.2
+    project beside it runs natively and gets no such warning."""
+    on = host("535.104.05", ["A100"])
+    projects = [("new", constraints(cuda="12.4", flavor="runtime")), ("old", constraints(cuda="12.2", flavor="runtime"))]
+    new, old = plan(matrix(), projects, on).projects
+    assert [p.code for p in new.problems] == ["minor-version-compatibility"]
+    assert [p.code for p in old.problems] == []
+
+
+def test_a_project_refused_outside_the_matrix_keeps_its_reason_and_asks_for_no_driver_upgrade():
+    """A project with no Python every requirement has wheels for cannot be fixed by a driver: the plan
+    shows its own reason and proposes no upgrade, while the other projects are planned as usual."""
+    from cudaenv.resolver.model import Problem, Resolution
+
+    on = host("535.104.05", ["A100"])
+    why = Resolution(None, (), (Problem("no-python", "no Python has wheels for every requirement"),))
+    projects = [("fits", constraints(cuda="12.2", flavor="runtime")), ("wheel-less", constraints(cuda="12.2", flavor="runtime"))]
+    result = plan(matrix(), projects, on, refused={"wheel-less": why})
+    fits, refused = result.projects
+    assert fits.stack is not None and refused.stack is None and refused.resolution is why
+    assert refused.problems == why.problems
+    assert result.ok is False and result.driver_upgrade is None
+    assert [names for _, names in result.groups] == [("fits",)]

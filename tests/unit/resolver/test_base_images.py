@@ -1,0 +1,173 @@
+"""Which base image a stack builds on (cudaenv.resolver.images), on a small images table whose rows
+each test states: the newest image that exists, the newest fitting cuDNN, the preferred OS, and the
+exact tag spelling (issue 25 §3).
+
+Every test builds its own Matrix: ``cuda_base`` memoizes its answers on the matrix, so a matrix
+shared with other tests would answer from an earlier test's memo instead of the rules under test."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaenv.matrix import Matrix
+from cudaenv.matrix.model import BaseImage, ImageCudnn
+from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
+
+SRC = "test"
+
+
+def _image(cuda: str, os: tuple[str, ...], cudnn: tuple[ImageCudnn, ...] = (), removed: bool = False) -> BaseImage:
+    return BaseImage(cuda=cuda, repository="nvidia/cuda", tag_version=cuda, os=os, source=SRC, cudnn=cudnn,
+                     removed=removed)
+
+
+def _matrix(*images: BaseImage) -> Matrix:
+    return Matrix(images=images)
+
+
+CUDNN9 = ImageCudnn(tag="cudnn", version="9.1.0.70", os=("ubuntu22.04", "ubuntu20.04"))
+CUDNN8 = ImageCudnn(tag="cudnn8", version="8.9.7.29", os=("ubuntu22.04",))
+
+
+def test_a_wheels_stack_builds_on_the_official_slim_python_image():
+    """The framework wheels bring CUDA and cuDNN: the base is python:X.Y-slim with neither inside."""
+    assert wheels_base("3.12") == BaseChoice(reference="python:3.12-slim", cuda_release=None, cudnn=None,
+                                             removed=False)
+
+
+def test_the_newest_release_of_the_cuda_is_the_base_in_its_exact_tag_spelling():
+    """12.4.1 is newer than 12.4.0 (and 12.4.10 newer than 12.4.9, compared as numbers): the base is
+    nvidia/cuda:{tag_version}-{flavor}-{os} of the newest one, recording the toolkit release inside."""
+    matrix = _matrix(_image("12.4.0", ("ubuntu22.04",)), _image("12.4.1", ("ubuntu22.04",)))
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None) == BaseChoice(
+        "nvidia/cuda:12.4.1-runtime-ubuntu22.04", "12.4.1", None, False)
+    numbers = _matrix(_image("12.4.10", ("ubuntu22.04",)), _image("12.4.9", ("ubuntu22.04",)))
+    assert cuda_base(numbers, "devel", "12.4", cudnn=None, os_name=None).cuda_release == "12.4.10"
+
+
+def test_a_cuda_without_images_has_no_base():
+    """No nvidia/cuda image of that x.y: there is no runtime/devel base to offer."""
+    matrix = _matrix(_image("12.4.1", ("ubuntu22.04",)))
+    assert cuda_base(matrix, "runtime", "12.3", cudnn=None, os_name=None) is None
+
+
+def test_an_image_deleted_from_docker_hub_is_only_a_last_resort():
+    """NVIDIA deleted EOL tags: an older image that still exists beats a newer deleted one, and a
+    deleted one is still offered, marked removed, when nothing else is there (a mirror may keep it)."""
+    matrix = _matrix(_image("11.0.3", ("ubuntu20.04",), removed=True), _image("11.0.2", ("ubuntu20.04",)))
+    assert cuda_base(matrix, "runtime", "11.0", cudnn=None, os_name=None) == BaseChoice(
+        "nvidia/cuda:11.0.2-runtime-ubuntu20.04", "11.0.2", None, False)
+    gone = _matrix(_image("10.2", ("ubuntu18.04",), removed=True))
+    assert cuda_base(gone, "devel", "10.2", cudnn=None, os_name=None) == BaseChoice(
+        "nvidia/cuda:10.2-devel-ubuntu18.04", "10.2", None, True)
+
+
+@pytest.mark.parametrize(("available", "chosen"), [
+    (("ubuntu24.04", "ubuntu22.04"), "ubuntu22.04"),
+    (("ubuntu20.04", "ubuntu24.04"), "ubuntu24.04"),
+    (("ubuntu18.04", "ubuntu20.04"), "ubuntu20.04"),
+    (("rockylinux9", "ubi8", "ubuntu18.04"), "ubuntu18.04"),
+    (("rockylinux9", "ubi8"), "rockylinux9"),
+], ids=["22.04-over-24.04", "24.04-over-20.04", "20.04-over-18.04", "ubuntu-over-others", "first-listed-other"])
+def test_without_an_os_asked_for_the_preferred_ubuntu_wins_then_the_first_listed(available, chosen):
+    """OS_PREFERENCE (ubuntu22.04, 24.04, 20.04, 18.04) orders the choice whatever order the table
+    lists them in; an image with none of them still has a base, its first listed OS."""
+    matrix = _matrix(_image("12.4.1", available))
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None).reference == \
+        f"nvidia/cuda:12.4.1-runtime-{chosen}"
+
+
+def test_an_os_asked_for_is_taken_from_the_newest_image_that_has_it():
+    """`os = "ubuntu20.04"`: 12.4.1 has no such tag, 12.4.0 has; an OS no image has means no base
+    (never a silent other OS)."""
+    matrix = _matrix(_image("12.4.0", ("ubuntu22.04", "ubuntu20.04")), _image("12.4.1", ("ubuntu22.04",)))
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name="ubuntu20.04") == BaseChoice(
+        "nvidia/cuda:12.4.0-runtime-ubuntu20.04", "12.4.0", None, False)
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name="ubuntu24.04") is None
+
+
+# --- cuDNN-flavoured tags ----------------------------------------------------------------------
+
+
+def test_a_system_cudnn_need_takes_the_newest_fitting_cudnn_tag():
+    """A framework built with cuDNN 8.9 needs cuDNN 8 with minor >= 9: the cudnn8 tag (8.9.7.29)
+    fits although cudnn (9.1) is newer; the tag reads {tag_version}-{cudnn tag}-{flavor}-{os}."""
+    matrix = _matrix(_image("12.4.1", ("ubuntu22.04",), cudnn=(CUDNN9, CUDNN8)))
+    assert cuda_base(matrix, "runtime", "12.4", cudnn="8.9", os_name=None) == BaseChoice(
+        "nvidia/cuda:12.4.1-cudnn8-runtime-ubuntu22.04", "12.4.1", "8.9.7.29", False)
+    assert cuda_base(matrix, "devel", "12.4", cudnn="9.1", os_name=None) == BaseChoice(
+        "nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", "12.4.1", "9.1.0.70", False)
+
+
+@pytest.mark.parametrize(("need", "fits"), [
+    ("9", True), ("9.1", True), ("9.1.0.70", True), ("9.0", True),
+    ("9.2", False), ("9.1.0.71", False), ("8.9", False), ("10.0", False),
+], ids=["major", "same-minor", "same-build", "older-minor", "newer-minor", "newer-build", "older-major",
+        "newer-major"])
+def test_an_images_cudnn_fits_when_the_major_matches_and_the_version_is_at_least_the_need(need, fits):
+    """cuDNN keeps its ABI within a major only: 9.1.0.70 serves a framework built with 9.0 or 9.1,
+    not one built with 9.2 or with cuDNN 8 or 10."""
+    matrix = _matrix(_image("12.4.1", ("ubuntu22.04",), cudnn=(CUDNN9,)))
+    choice = cuda_base(matrix, "runtime", "12.4", cudnn=need, os_name=None)
+    assert (choice is not None) is fits
+    if fits:
+        assert choice.cudnn == "9.1.0.70"
+
+
+def test_of_two_fitting_cudnn_tags_the_newer_is_chosen():
+    """Both 9.0 and 9.1 serve a cuDNN-9.0 build: the newer one (bug fixes, newer GPUs) is the base,
+    whatever order the table lists them in."""
+    old = ImageCudnn(tag="cudnn9.0", version="9.0.0.312", os=("ubuntu22.04",))
+    for offers in ((old, CUDNN9), (CUDNN9, old)):
+        matrix = _matrix(_image("12.4.1", ("ubuntu22.04",), cudnn=offers))
+        assert cuda_base(matrix, "runtime", "12.4", cudnn="9.0", os_name=None).cudnn == "9.1.0.70"
+
+
+def test_the_cudnn_tags_own_os_list_decides_and_an_older_image_may_have_the_fit():
+    """The cudnn8 tag exists for ubuntu22.04 only: asking for ubuntu20.04 with cuDNN 8.9 falls back
+    to the older 12.4.0 image whose cudnn8 tag has it; the newest image without a fitting cuDNN at
+    all is passed over the same way."""
+    old8 = ImageCudnn(tag="cudnn8", version="8.9.7.29", os=("ubuntu20.04",))
+    matrix = _matrix(_image("12.4.0", ("ubuntu20.04", "ubuntu22.04"), cudnn=(old8,)),
+                     _image("12.4.1", ("ubuntu20.04", "ubuntu22.04"), cudnn=(CUDNN9, CUDNN8)))
+    assert cuda_base(matrix, "runtime", "12.4", cudnn="8.9", os_name="ubuntu20.04") == BaseChoice(
+        "nvidia/cuda:12.4.0-cudnn8-runtime-ubuntu20.04", "12.4.0", "8.9.7.29", False)
+    assert cuda_base(matrix, "runtime", "12.4", cudnn="9.1", os_name="ubuntu20.04") == BaseChoice(
+        "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu20.04", "12.4.1", "9.1.0.70", False)
+    assert cuda_base(matrix, "runtime", "12.4", cudnn="9.1", os_name="ubuntu24.04") is None
+    no_cudnn8 = _matrix(_image("12.4.0", ("ubuntu22.04",), cudnn=(CUDNN8,)),
+                        _image("12.4.1", ("ubuntu22.04",), cudnn=(CUDNN9,)))
+    assert cuda_base(no_cudnn8, "runtime", "12.4", cudnn="8.9", os_name=None).reference == \
+        "nvidia/cuda:12.4.0-cudnn8-runtime-ubuntu22.04"
+
+
+def test_a_deleted_image_with_the_cudnn_is_marked_removed():
+    """The removed flag travels with a cuDNN-flavoured choice too: the user is told a mirror must
+    have kept the tag."""
+    matrix = _matrix(_image("11.0.3", ("ubuntu18.04",), cudnn=(ImageCudnn("cudnn8", "8.0.5.39", ("ubuntu18.04",)),),
+                            removed=True))
+    assert cuda_base(matrix, "runtime", "11.0", cudnn="8.0", os_name=None) == BaseChoice(
+        "nvidia/cuda:11.0.3-cudnn8-runtime-ubuntu18.04", "11.0.3", "8.0.5.39", True)
+
+
+# --- the memo ----------------------------------------------------------------------------------
+
+
+def test_each_question_gets_its_own_memoized_answer():
+    """The resolver asks per candidate build: flavor, CUDA, cuDNN and OS each change the answer, and
+    asking again returns the answer already computed."""
+    matrix = _matrix(_image("12.4.1", ("ubuntu22.04", "ubuntu20.04"), cudnn=(CUDNN9, CUDNN8)),
+                     _image("12.6.3", ("ubuntu24.04",)))
+    questions = {
+        ("runtime", "12.4", None, None): "nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+        ("devel", "12.4", None, None): "nvidia/cuda:12.4.1-devel-ubuntu22.04",
+        ("runtime", "12.6", None, None): "nvidia/cuda:12.6.3-runtime-ubuntu24.04",
+        ("runtime", "12.4", "8.9", None): "nvidia/cuda:12.4.1-cudnn8-runtime-ubuntu22.04",
+        ("runtime", "12.4", None, "ubuntu20.04"): "nvidia/cuda:12.4.1-runtime-ubuntu20.04",
+    }
+    for (flavor, xy, cudnn, os_name), reference in questions.items():
+        assert cuda_base(matrix, flavor, xy, cudnn=cudnn, os_name=os_name).reference == reference
+    for (flavor, xy, cudnn, os_name), reference in questions.items():
+        first = cuda_base(matrix, flavor, xy, cudnn=cudnn, os_name=os_name)
+        assert first.reference == reference
+        assert cuda_base(matrix, flavor, xy, cudnn=cudnn, os_name=os_name) is first
