@@ -16,6 +16,9 @@ How it runs, and why so:
 * Under ``nice`` and with ``--max-children`` (default 1): the machine is shared.
 * ``CUDAENV_NO_CACHE=1``: the matrix cache would otherwise hand the tests a matrix loaded by the
   unmutated loader.
+* mutmut's fork server: a mutant's tests start from a process that has collected them and run
+  nothing, so no answer memoized by the unmutated code (a matrix's cached base images) hides the
+  mutant.
 * Parametrized tests need plain ASCII ids: mutmut runs each mutant's tests by node id, and an id
   pytest cannot find again (escaped characters such as ``'\\uff15'``) makes the run fail, which
   mutmut records as a kill.
@@ -141,6 +144,12 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
         # tests that need Docker, Slurm or the network are integration checks here: a mutant is
         # judged by the unit tests alone, as the score promises
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not docker and not slurm and not network"]',
+        # each mutant's tests run in a process forked from a server that has only collected the
+        # tests: forked from mutmut's own process (the default), they would inherit every answer
+        # the unmutated code memoized while mutmut measured the tests (a matrix's cached base
+        # images), and the mutant would never run
+        'process_isolation = "forkserver"',
+        'forkserver_warmup = "collect"',
         "",
     ])
     with open(copy / "pyproject.toml", "a", encoding="utf-8") as handle:
