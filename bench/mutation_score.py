@@ -138,7 +138,7 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
     config = "\n".join([
         "", "[tool.mutmut]",
         'source_paths = ["cudaenv"]',
-        'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench"]',
+        'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench", "sitecustomize.py"]',
         "only_mutate = " + json.dumps(list(modules)),
         "pytest_add_cli_args_test_selection = " + json.dumps(list(tests)),
         # tests that need Docker, Slurm or the network are integration checks here: a mutant is
@@ -154,6 +154,25 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
     ])
     with open(copy / "pyproject.toml", "a", encoding="utf-8") as handle:
         handle.write(config)
+    (copy / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+
+
+# Copied into the scratch copy's mutants/ (on the PYTHONPATH tests/support/cli.py gives a
+# ``cudaenv`` subprocess): mutated code reads mutmut's configuration from the working directory,
+# and a CLI test that runs in a temporary directory would otherwise fail on that, not on the mutant.
+SITECUSTOMIZE = """import os
+
+_root = os.environ.get("MUTATION_SCORE_ROOT")
+if _root and os.getcwd() != _root:
+    _here = os.getcwd()
+    try:
+        os.chdir(_root)
+        import mutmut.configuration
+
+        mutmut.configuration.config()
+    finally:
+        os.chdir(_here)
+"""
 
 
 def mutmut_binary() -> str:
@@ -169,7 +188,7 @@ def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] =
     copy = work / (name if not only else f"{name}-part")
     scratch_copy(copy)
     configure(copy, modules, tests)
-    env = dict(os.environ, CUDAENV_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, CUDAENV_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1", MUTATION_SCORE_ROOT=str(copy))
     env.pop("CUDAENV_MATRIX_PATH", None)
     started = time.monotonic()
     with open(work / f"{copy.name}.log", "w", encoding="utf-8") as output:
