@@ -1,0 +1,119 @@
+"""The explanation of a "no", word for word: each filter ``explain_failure`` walks, in order, names
+the first one that empties the field, and ``_fixes`` then names each single relaxation that makes a
+stack exist (issue 25 §3). The messages are the user's whole answer, so they are a contract: the
+cases below pin every one, and the facts inside them come from the shipped matrix (comments)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from cudaenv.resolver.model import PYPI
+from cudaenv.resolver.resolve import resolve
+from tests.unit.resolver.helpers import constraints, host, matrix
+
+# Matrix facts behind the cases: torch 2.6.0 is built for CUDA 11.8/12.4/12.6 and Python 3.9-3.13;
+# R418 runs CUDA <= 10.1 natively and CUDA 12 needs >= 525.60.13; torch 2.0.1 is built for 11.7/11.8 and
+# tensorflow 2.15.1 for 12.2; Kepler (K80, sm_37) lost CUDA 12; torch 2.8.0's cu128 build starts at
+# sm_70; tensorflow's CUDA 12.2 build reaches sm_90 only through PTX; torch 2.3.1 (cu121) pins
+# nvidia-cudnn-cu12==8.9.2.26, jax 0.4.30 needs cuDNN 9; torch 2.1.x wheels stop at Python 3.11 and
+# jax 0.11 starts at 3.12; PyPI serves torch 2.10.0 only as its CUDA 12.8 build.
+CASES = [
+    pytest.param(dict(torch='2.6.0', python='3.6'), [
+        ('python-unavailable', 'torch 2.6.0 publishes Linux wheels for Python 3.9–3.13, not Python 3.6', None),
+        ('fix-python', 'use Python 3.9–3.13 instead of 3.6', 'set python to 3.13'),
+    ], id='python-unavailable'),
+    pytest.param(dict(torch='2.6.0', cuda='==11.0'), [
+        ('cuda-constraint', 'CUDA ==11.0 admits none of the CUDA versions the frameworks are built for (11.8, 12.4, 12.6)', None),
+        ('fix-cuda', 'relax the cuda constraint (==11.0): cuda 12.6 fits', 'allow cuda 12.6'),
+    ], id='cuda-constraint'),
+    pytest.param(dict(torch='2.6.0', cuda='>=12', driver='418.87.01', gpus=['V100']), [
+        ('driver-too-old', 'driver 418.87.01 supports CUDA <= 10.1 natively; torch 2.6.0 is built for CUDA 11.8, 12.4, 12.6; of those, CUDA >=12 (as configured) leaves 12.4, 12.6', None),
+        ('fix-driver', 'upgrade the driver to >= 525.60.13', 'upgrade the NVIDIA driver to >= 525.60.13'),
+    ], id='driver-too-old-with-cuda-pin'),
+    pytest.param(dict(cuda='>=12', driver='418.87.01'), [
+        ('driver-too-old', 'driver 418.87.01 supports CUDA <= 10.1 natively; the CUDA versions allowed need more (12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3); of those, CUDA >=12 (as configured) leaves 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3', None),
+        ('fix-driver', 'upgrade the driver to >= 525.60.13', 'upgrade the NVIDIA driver to >= 525.60.13'),
+        ('fix-cuda', 'relax the cuda constraint (>=12): cuda 10.1 fits', 'allow cuda 10.1'),
+    ], id='driver-too-old-no-framework'),
+    pytest.param(dict(torch='2.6.0', cudnn='==7'), [
+        ('cudnn-constraint', 'cuDNN ==7 is not what the matching builds use', None),
+        ('fix-cudnn', 'relax the cudnn constraint (==7): cudnn 9.5 fits', 'allow cudnn 9.5'),
+    ], id='cudnn-constraint'),
+    pytest.param(dict(tensorflow='2.10', flavor='wheels'), [
+        ('flavor-unavailable', "tensorflow 2.10 has no build that brings its own CUDA libraries, which flavor 'wheels' needs", None),
+        ('fix-relax-pin', 'relax the tensorflow pin (2.10): tensorflow 2.14.0 fits this host (newest that fits: 2.21.0)', 'allow tensorflow 2.14.0'),
+        ('fix-flavor', "flavor 'wheels' cannot work here; flavor 'runtime' does", 'set flavor to runtime'),
+    ], id='flavor-unavailable'),
+    pytest.param(dict(tensorflow='2.15', keras='>=3'), [
+        ('companion-clash', 'tensorflow 2.15 requires keras >=2.15.0,<2.16 (its published metadata); keras >=3 admits none of it', None),
+        ('fix-relax-pin', 'relax the tensorflow pin (2.15): tensorflow 2.16.1 fits this host (newest that fits: 2.21.0)', 'allow tensorflow 2.16.1'),
+        ('fix-relax-pin', 'relax the keras pin (>=3): keras 2.15.0 fits this host', 'allow keras 2.15.0'),
+    ], id='companion-clash'),
+    pytest.param(dict(tensorflow='2.15.1', torch='2.0.1', driver='535.104.05', gpus=['A100']), [
+        ('no-common-cuda', 'the frameworks share no CUDA version: torch 2.0.1 for CUDA 11.7, 11.8; tensorflow 2.15.1 for CUDA 12.2', None),
+        ('fix-relax-pin', 'relax the tensorflow pin (2.15.1): tensorflow 2.14.1 fits this host', 'allow tensorflow 2.14.1'),
+    ], id='no-common-cuda'),
+    pytest.param(dict(torch='any', cuda='>=12', driver='470.82.01', gpus=['K80']), [
+        ('gpu-unsupported-by-cuda', 'K80 (sm_37) cannot run the libraries of CUDA 12.1, 12.4, 12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), 13.0 (sm_75–sm_121), 12.9 (sm_50–sm_121), 12.8 (sm_50–sm_120), 12.6 (sm_50–sm_90), 12.4 (sm_50–sm_90), 12.1 (sm_50–sm_90)); CUDA 10.0–11.8 run on it', None),
+        ('fix-cuda', 'relax the cuda constraint (>=12): cuda 11.8 fits', 'allow cuda 11.8'),
+    ], id='gpu-unsupported-by-cuda'),
+    pytest.param(dict(torch='2.8.0', cuda='12.8', driver='570.124.06', gpus=['GTX 1080']), [
+        ('gpu-unsupported-by-build', 'GTX 1080 (sm_61) is not in the SM list of torch 2.8.0 for CUDA 12.8 (built for sm_70, sm_75, sm_80, sm_86, sm_90, sm_100, sm_120); the newest torch build that includes it is torch 2.14.1 (cu126)', None),
+        ('fix-cuda', 'relax the cuda constraint (==12.8): cuda 12.6 fits', 'allow cuda 12.6'),
+    ], id='gpu-unsupported-by-build'),
+    pytest.param(dict(tensorflow='any', cuda='==12.2', driver='525.60.13', gpus=['H100']), [
+        ('gpu-unsupported-by-build', 'H100 (sm_90) is not in the SM list of tensorflow for CUDA 12.2 (built for sm_50, sm_60, sm_70, sm_75, sm_80) (only its PTX covers it, and PTX cannot be JIT-compiled under minor-version compatibility); the newest tensorflow build that includes it is tensorflow 2.21.0 (and-cuda)', None),
+        ('fix-driver', 'upgrade the driver to >= 535.54.03', 'upgrade the NVIDIA driver to >= 535.54.03'),
+        ('fix-cuda', 'relax the cuda constraint (==12.2): cuda 12.5 fits', 'allow cuda 12.5'),
+    ], id='gpu-unsupported-by-build-ptx'),
+    pytest.param(dict(torch='2.6.0', driver='570.124.06', gpus=['GTX 1080', 'RTX 5090']), [
+        ('gpu-unsupported-by-build', 'RTX 5090 (sm_120) is not in the SM list of torch 2.6.0 for CUDA 11.8, 12.4, 12.6 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
+    ], id='gpu-unsupported-by-build-one-of-two'),
+    pytest.param(dict(torch='2.3.1', jax='0.4.30', flavor='wheels', driver='550.54.15', gpus=['A100']), [
+        ('conflicting-pins', 'torch 2.3.1 (cu121) requires nvidia-cudnn-cu12==8.9.2.26 but jax 0.4.30 (cuda12) requires nvidia-cudnn-cu12<10.0,>=9.0: they cannot share one environment', None),
+        ('fix-relax-pin', 'relax the torch pin (2.3.1): torch 2.4.0 fits this host (newest that fits: 2.14.1)', 'allow torch 2.4.0'),
+        ('fix-relax-pin', 'relax the jax pin (0.4.30): jax 0.4.28 fits this host', 'allow jax 0.4.28'),
+    ], id='conflicting-pins'),
+    pytest.param(dict(torch='2.1.2', jax='0.11.0', driver='535.104.05', gpus=['A100']), [
+        ('no-common-python', 'the frameworks share no Python version: torch for Python 3.8–3.11; jax for Python 3.12–3.14', None),
+        ('fix-relax-pin', 'relax the torch pin (2.1.2): torch 2.8.0 fits this host (newest that fits: 2.14.1)', 'allow torch 2.8.0'),
+        ('fix-relax-pin', 'relax the jax pin (0.11.0): jax 0.4.28 fits this host', 'allow jax 0.4.28'),
+    ], id='no-common-python'),
+    pytest.param(dict(torch='==2.15.0', flavor='wheels', driver='535.104.05', gpus=['A100']), [
+        ('flavor-constraint', "flavor 'wheels' needs every framework to install its own CUDA libraries (and no forward compatibility); these builds do not", None),
+        ('fix-driver', 'upgrade the driver to branch R580 or newer', 'upgrade the NVIDIA driver to branch R580 or newer'),
+        ('fix-relax-pin', 'relax the torch pin (2.15.0): torch 2.14.1 fits this host', 'allow torch 2.14.1'),
+        ('fix-flavor', "flavor 'wheels' cannot work here; flavor 'runtime' does", 'set flavor to runtime'),
+    ], id='flavor-constraint'),
+    pytest.param(dict(torch='==2.10.0', cuda='==12.6', driver='580.65.06', gpus=['A100'], index=PYPI), [
+        ('index-lacks-build', 'the framework index (PyPI) serves no build of torch 2.10.0 that the project allows (2.10.0 for CUDA 12.6 from https://download.pytorch.org/whl/cu126); it serves 2.10.0 for CUDA 12.8', None),
+        ('fix-relax-pin', 'relax the torch pin (2.10.0): torch 2.7.1 fits this host', 'allow torch 2.7.1'),
+        ('fix-framework-index', 'use a framework index that serves torch 2.10.0 for CUDA 12.6: https://download.pytorch.org/whl/cu126 (or a mirror of it, with [build] framework_index_mirrors = "https://download.pytorch.org/whl/cu126")', 'point [build] framework_index at https://download.pytorch.org/whl/cu126'),
+        ('fix-cuda', 'relax the cuda constraint (==12.6): cuda 12.8 fits', 'allow cuda 12.8'),
+    ], id='index-lacks-build'),
+]
+
+
+def _resolve(driver=None, gpus=(), index=None, **kw):
+    return resolve(matrix(), replace(constraints(**kw), framework_index=index), host(driver, gpus))
+
+
+@pytest.mark.parametrize("case,expected", CASES)
+def test_a_failure_names_the_first_filter_that_empties_the_field_and_each_fix(case, expected):
+    """The user reads only these lines: the first filter that rules everything out, then each single
+    relaxation that was checked to produce a stack (never a fix that does not work)."""
+    result = _resolve(**case)
+    assert result.stack is None and result.valid_cuda == ()
+    assert [(p.code, p.message, p.fix) for p in result.problems] == expected
+
+
+@pytest.mark.parametrize("case,expected", CASES)
+def test_without_explain_a_failure_is_one_plain_no(case, expected):
+    """``explain=False`` is the search's inner loop (fixes, smallest driver): one cheap problem, no proof."""
+    driver, gpus, index = case.get("driver"), case.get("gpus", ()), case.get("index")
+    kw = {k: v for k, v in case.items() if k not in ("driver", "gpus", "index")}
+    result = resolve(matrix(), replace(constraints(**kw), framework_index=index), host(driver, gpus), explain=False)
+    assert result.stack is None
+    assert [(p.code, p.message) for p in result.problems] == [("no-stack", "no valid stack")]
