@@ -49,7 +49,7 @@ CASES = [
     pytest.param(dict(tensorflow='2.15', keras='>=3'), [
         ('companion-clash', 'tensorflow 2.15 requires keras >=2.15.0,<2.16 (its published metadata); keras >=3 admits none of it', None),
         ('fix-relax-pin', 'relax the tensorflow pin (2.15): tensorflow 2.16.1 fits this host (newest that fits: 2.21.0)', 'allow tensorflow 2.16.1'),
-        ('fix-relax-pin', 'relax the keras pin (>=3): keras 2.15.0 fits this host', 'allow keras 2.15.0'),
+        ('fix-relax-pin', 'relax the keras pin (>=3): tensorflow 2.15.0 fits this host, with the keras it pairs with', 'allow the keras that tensorflow 2.15.0 pairs with'),
     ], id='companion-clash'),
     pytest.param(dict(tensorflow='2.15.1', torch='2.0.1', driver='535.104.05', gpus=['A100']), [
         ('no-common-cuda', 'the frameworks share no CUDA version: torch 2.0.1 for CUDA 11.7, 11.8; tensorflow 2.15.1 for CUDA 12.2', None),
@@ -93,6 +93,12 @@ CASES = [
         ('fix-framework-index', 'use a framework index that serves torch 2.10.0 for CUDA 12.6: https://download.pytorch.org/whl/cu126 (or a mirror of it, with [build] framework_index_mirrors = "https://download.pytorch.org/whl/cu126")', 'point [build] framework_index at https://download.pytorch.org/whl/cu126'),
         ('fix-cuda', 'relax the cuda constraint (==12.6): cuda 12.8 fits', 'allow cuda 12.8'),
     ], id='index-lacks-build'),
+    # the fix for a companion pin names the framework release that fits, not that release's number as the
+    # companion's (there is no torchvision 2.14.1): a bug found by mutation testing
+    pytest.param(dict(torch='any', torchvision='==0.13.1', driver='560.35.03', gpus=['H100']), [
+        ('gpu-unsupported-by-build', 'H100 (sm_90) is not in the SM list of torch for CUDA 10.2, 11.3, 11.6 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
+        ('fix-relax-pin', 'relax the torchvision pin (0.13.1): torch 2.14.1 fits this host, with the torchvision it pairs with', 'allow the torchvision that torch 2.14.1 pairs with'),
+    ], id='companion-pin-relaxed'),
 ]
 
 
