@@ -49,3 +49,11 @@ def test_compute_capabilities_are_in_version_order():
     stack = resolve_case(torch="2.8.0", cuda="12.8", driver="570.124.06").stack
     assert stack.compute_capabilities == tuple(sorted(stack.compute_capabilities, key=numeric_key))
     assert stack.compute_capabilities[-2:] == ("10.0", "12.0")
+
+
+def test_a_cuda_without_an_nvidia_cuda_image_is_searched_for_wheels_that_bring_their_own():
+    """jax's CUDA 13 plugin wheels cover 13.4 and 13.5, for which nvidia/cuda has no image: a wheels stack still runs."""
+    result = resolve_case(jax="any")
+    images = {major_minor(i.cuda) for i in matrix().images}
+    without_image = [xy for xy in result.valid_cuda if xy not in images]
+    assert without_image and result.stack.cuda in without_image and result.stack.flavor == "wheels"
