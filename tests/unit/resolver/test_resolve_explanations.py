@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from cudaenv.resolver.model import PYPI
+from cudaenv.resolver.model import PYPI, Host, TargetGpu
 from cudaenv.resolver.resolve import resolve
 from tests.unit.resolver.helpers import constraints, host, matrix
 
@@ -123,3 +123,32 @@ def test_without_explain_a_failure_is_one_plain_no(case, expected):
     result = resolve(matrix(), replace(constraints(**kw), framework_index=index), host(driver, gpus), explain=False)
     assert result.stack is None
     assert [(p.code, p.message) for p in result.problems] == [("no-stack", "no valid stack")]
+
+
+def test_a_gpu_no_cuda_in_the_matrix_supports_is_told_so():
+    """A Fermi-class sm_20 board: no CUDA release's libraries run on it, so there is no CUDA to suggest."""
+    result = resolve(matrix(), constraints(torch="any"), Host(None, (TargetGpu("2.0", None, None, False),)))
+    [problem] = result.problems
+    assert problem.code == "gpu-unsupported-by-cuda"
+    assert problem.message.startswith("sm_20 cannot run the libraries of CUDA 10.2, 11.3, 11.6, 11.7, 11.8, 12.1, 12.4, "
+                                      "12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), ")
+    assert problem.message.endswith(", 10.2 (sm_30–sm_75)); no CUDA in the matrix runs on it")
+
+
+def test_a_driver_too_old_for_two_frameworks_names_the_cuda_of_each():
+    """R418 runs CUDA <= 10.1; torch 2.6.0 and every TensorFlow need 11.0 or newer: both lists are shown."""
+    result = _resolve(torch="2.6.0", tensorflow="any", driver="418.87.01")
+    assert [(p.code, p.message) for p in result.problems] == [
+        ("driver-too-old", "driver 418.87.01 supports CUDA <= 10.1 natively; torch 2.6.0 is built for CUDA 11.8, 12.4, "
+                           "12.6; tensorflow is built for CUDA 11.0, 11.2, 11.8, 12.2, 12.3, 12.5"),
+        ("fix-driver", "upgrade the driver to >= 450.80.02")]
+
+
+def test_later_filters_only_see_the_builds_with_the_python_asked_for():
+    """Python 3.8 keeps torch up to 2.4 (CUDA <= 12.4), none of which carries sm_120: the GPU filter says so
+    about those builds, not about torch 2.7+ that would run on the RTX 5090 but has no 3.8 wheels."""
+    result = _resolve(torch="any", python="3.8", driver="570.124.06", gpus=["RTX 5090"])
+    assert [(p.code, p.message) for p in result.problems][0] == (
+        "gpu-unsupported-by-build", "RTX 5090 (sm_120) is not in the SM list of torch for CUDA 10.2, 11.3, 11.6, 11.7, "
+                                    "11.8, 12.1, 12.4 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); "
+                                    "the newest torch build that includes it is torch 2.15.0 (cu132)")

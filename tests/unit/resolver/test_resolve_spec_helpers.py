@@ -62,3 +62,10 @@ def test_two_ranges_overlap_when_some_version_satisfies_both(a, b, overlap):
     """A project's keras pin against the range TensorFlow declares: tried at every bound and just past it."""
     assert specs_overlap(SpecifierSet(a), SpecifierSet(b)) is overlap
     assert specs_overlap(SpecifierSet(b), SpecifierSet(a)) is overlap
+
+
+def test_cuda_versions_read_in_version_order():
+    """CUDA 9.2 before 10.0, 12.9 before 12.10: version order, not text order."""
+    from cudaenv.resolver.resolve import _fmt_versions
+
+    assert _fmt_versions(["10.0", "9.2", "12.10", "12.9", "9.2"]) == "9.2, 10.0, 12.9, 12.10"

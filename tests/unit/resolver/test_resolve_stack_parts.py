@@ -72,3 +72,21 @@ def test_the_wheels_flavor_runs_natively():
     """flavor 'wheels' is refused only for forward compatibility, not on a driver that runs the CUDA natively."""
     result = resolve_case(torch="2.6.0", flavor="wheels", driver="560.35.03", gpus=["A100"])
     assert result.ok and result.stack.flavor == "wheels" and result.stack.driver_compatibility == "native"
+
+
+def test_the_cuda_versions_searched_are_the_shared_ones_newest_first_in_version_order():
+    """Newest CUDA first (12.10 before 10.0 before 9.2), and only the x.y every framework is built for."""
+    from cudaenv.resolver.resolve import _cuda_candidates
+
+    ctx = _Context(matrix(), constraints(torch="any", jax="any"), host())
+    torch, jax = _build(cuda=("9.2", "10.0", "12.10", "11.8")), _build(cuda=("9.2", "10.0", "12.10"))
+    assert _cuda_candidates(ctx, {"torch": [torch], "jax": [jax]}) == ["12.10", "10.0", "9.2"]
+
+
+def test_a_build_that_records_no_companion_cannot_satisfy_a_companion_pin():
+    """torchvision pinned: a torch build with no torchvision recorded is not a candidate."""
+    from cudaenv.resolver.resolve import _companion_ok
+
+    c = constraints(torch="any", torchvision="==0.21.0")
+    assert _companion_ok(_build(), c)  # torch 2.6.0 records torchvision 0.21.0
+    assert not _companion_ok(_build(companions=()), c)
