@@ -57,3 +57,21 @@ def test_a_cuda_without_an_nvidia_cuda_image_is_searched_for_wheels_that_bring_t
     images = {major_minor(i.cuda) for i in matrix().images}
     without_image = [xy for xy in result.valid_cuda if xy not in images]
     assert without_image and result.stack.cuda in without_image and result.stack.flavor == "wheels"
+
+
+def test_a_cudnn_constraint_without_frameworks_picks_the_newest_image_that_offers_it():
+    """No framework to bring a cuDNN: the constraint picks the image, newest of the x.y first (11.0.3's cuDNN
+    8.0.5.39 over 11.0.2's 8.0.2.39), matching by major.minor or by the full version."""
+    assert resolve_case(cuda="==11.0", cudnn="8.0").stack.cudnn_version == "8.0.5.39"
+    assert resolve_case(cuda="==12.2", cudnn="8.9").stack.cudnn_version == "8.9.6.50"
+    assert resolve_case(cuda="==12.2", cudnn="8.9.6.50").stack.cudnn_version == "8.9.6.50"
+    assert not resolve_case(cuda="==12.2", cudnn="9.1").ok
+
+
+def test_a_stack_records_the_nvidia_pins_of_its_builds():
+    """tensorflow[and-cuda] 2.15.1 pins its nvidia-* wheels: the stack carries them, sorted, for the lock check."""
+    from cudaenv.matrix.builds import framework_builds
+
+    stack = resolve_case(tensorflow="==2.15.1", driver="550.54.15").stack
+    build = next(b for b in framework_builds(matrix())["tensorflow"] if b.version == "2.15.1" and stack.cuda in b.cuda)
+    assert build.pins and stack.nvidia_requires == tuple(sorted(build.pins))
