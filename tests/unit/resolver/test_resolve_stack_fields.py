@@ -75,3 +75,15 @@ def test_a_stack_records_the_nvidia_pins_of_its_builds():
     stack = resolve_case(tensorflow="==2.15.1", driver="550.54.15").stack
     build = next(b for b in framework_builds(matrix())["tensorflow"] if b.version == "2.15.1" and stack.cuda in b.cuda)
     assert build.pins and stack.nvidia_requires == tuple(sorted(build.pins))
+
+
+def test_a_stack_mixing_a_bundled_and_a_system_cudnn_reports_the_bundled_one():
+    """torch 1.12.1 (cu116) bundles its cuDNN; MXNet loads the image's. The stack's cuDNN is torch's, not the
+    image's newer one: the image's version is preferred only when the stack loads the system cuDNN alone."""
+    from cudaenv.matrix.builds import framework_builds
+
+    stack = resolve_case(mxnet="any", torch="1.12.1", driver="535.104.05").stack
+    torch = next(b for b in framework_builds(matrix())["torch"] if b.version == "1.12.1" and stack.cuda in b.cuda)
+    image = next(i for i in matrix().images_for(stack.cuda) if i.cuda in stack.base_image)
+    assert torch.brings_own_cuda and stack.cudnn_version == torch.cudnn
+    assert torch.cudnn not in {c.version for c in image.cudnn}
