@@ -90,3 +90,26 @@ def test_a_build_that_records_no_companion_cannot_satisfy_a_companion_pin():
     c = constraints(torch="any", torchvision="==0.21.0")
     assert _companion_ok(_build(), c)  # torch 2.6.0 records torchvision 0.21.0
     assert not _companion_ok(_build(companions=()), c)
+
+
+def _pair_of_frameworks():
+    """torch builds for Python 3.8 (no pins) and 3.12 (cuBLAS 12.1), a jax build for 3.12 (cuBLAS 12.4) on CUDA 12.4."""
+    old = _build(python=frozenset({"3.8"}), cuda=("12.4",))
+    new = _build(python=frozenset({"3.12"}), cuda=("12.4",), pins=(("nvidia-cublas-cu12", "==12.1.3.1"),))
+    jax = _build(python=frozenset({"3.12"}), cuda=("12.4",), pins=(("nvidia-cublas-cu12", "==12.4.5.8"),))
+    return old, new, jax
+
+
+def test_the_pin_conflict_reported_is_the_first_among_combinations_that_share_a_python():
+    """A combination without a shared Python is skipped, not taken for a conflict-free one; a CUDA for which
+    one framework has no build is skipped, not the end of the search."""
+    from cudaenv.resolver.resolve import _first_pin_conflict
+
+    ctx = _Context(matrix(), constraints(torch="any", jax="any"), host())
+    old, new, jax = _pair_of_frameworks()
+    usable = {"torch": [old, new], "jax": [jax]}
+    expected = ("nvidia-cublas-cu12", new, "==12.1.3.1", jax, "==12.4.5.8")
+    assert _first_pin_conflict(ctx, usable, ["12.4"]) == expected
+    assert _first_pin_conflict(ctx, {"torch": [old, new], "jax": [replace(jax, cuda=("12.4",))]}, ["12.6", "12.4"]) == expected
+    assert _first_pin_conflict(ctx, usable, ["12.4"], cap=1) is None  # the cap bounds the combinations tried
+    assert _first_pin_conflict(ctx, {"torch": [old], "jax": [jax]}, ["12.4"]) is None  # no shared Python: no conflict
