@@ -99,6 +99,15 @@ CASES = [
         ('gpu-unsupported-by-build', 'H100 (sm_90) is not in the SM list of torch for CUDA 10.2, 11.3, 11.6 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
         ('fix-relax-pin', 'relax the torchvision pin (0.13.1): torch 2.14.1 fits this host, with the torchvision it pairs with', 'allow the torchvision that torch 2.14.1 pairs with'),
     ], id='companion-pin-relaxed'),
+    # every TensorFlow release declares a keras range: more than three are cut short with an ellipsis
+    pytest.param(dict(tensorflow='any', keras='==1.0'), [
+        ('companion-clash', 'tensorflow requires keras >=2.10.0,<2.11; >=2.11.0,<2.12; >=2.12.0,<2.13; … (its published metadata); keras 1.0 admits none of it', None),
+        ('fix-relax-pin', 'relax the keras pin (1.0): tensorflow 2.21.0 fits this host, with the keras it pairs with', 'allow the keras that tensorflow 2.21.0 pairs with'),
+    ], id='companion-clash-many-ranges'),
+    # a Kepler sm_30 board (GTX 680) on R470: CUDA 10.2 runs on it, but torch's builds start at sm_37
+    pytest.param(dict(torch='any', driver='470.82.01', gpus=['GTX 680']), [
+        ('gpu-unsupported-by-build', 'GTX 680 (sm_30) is not in the SM list of torch for CUDA 10.2 (built for sm_37, sm_50, sm_60, sm_70); no torch build in the matrix includes it', None),
+    ], id='no-build-includes-the-gpu'),
 ]
 
 
