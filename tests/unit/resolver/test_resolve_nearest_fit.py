@@ -24,7 +24,9 @@ def _nearest(pin, driver, gpus, **others):
     ("==1.13.1", "535.104.05", ["H100"], {}, "2.0.0"),
     # Python 3.8 wheels end with torch 2.4: from 2.6.0 the nearest one below, not the oldest
     ("==2.6.0", "560.35.03", ["A100"], {"python": "3.8"}, "2.4.1"),
-], ids=["tie-newer-first", "wildcard-pin", "next-up", "nearest-below"])
+    # no CUDA of torch 2.6.0 (11.8, 12.4, 12.6) allowed: 2.5.1 (12.1) is one step below 2.5.5, 2.7.0 (12.8) two above
+    ("==2.5.5", "570.124.06", ["A100"], {"cuda": "!=11.8,!=12.4,!=12.6"}, "2.5.1"),
+], ids=["tie-newer-first", "wildcard-pin", "next-up", "nearest-below", "one-below-before-two-above"])
 def test_the_nearest_release_that_fits_is_found_by_release_order(pin, driver, gpus, others, expected):
     """torch 1.13.1 on an H100 -> 2.0.0, not the newest 2.x: the smallest change to the user's pin."""
     assert _nearest(pin, driver, gpus, **others) == expected
