@@ -95,7 +95,7 @@ def specs_overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
     points = {"0", "9999"}
     for spec in (*a, *b):
         text = spec.version.rstrip(".*")
-        parts = [int(x) for x in re.findall(r"[0-9]+", text)[:4]] or [0]
+        parts = [int(x) for x in re.findall(r"[0-9]+", text)] or [0]
         points.add(".".join(map(str, parts)))
         for i in range(len(parts)):
             bumped = parts[: i + 1]

@@ -56,8 +56,8 @@ def test_two_pins_are_compatible_when_some_version_meets_both(a, b, compatible):
 
 @pytest.mark.parametrize("a,b,overlap", [
     (">=3", ">=2.15.0,<2.16", False), ("<3", ">=2.15.0,<2.16", True), ("<1", "<2", True), ("==1.5", "==1.5", True),
-    (">2.0", "<2.0.2", True), ("==2.0", "==2.1", False),
-], ids=["keras-3-vs-tf-2.15", "below-3", "only-zero", "same-pin", "just-above-a-bound", "two-pins"])
+    (">2.0", "<2.0.2", True), ("==2.0", "==2.1", False), ("==1.2.3.4.5", "==1.2.3.4.5", True),
+], ids=["keras-3-vs-tf-2.15", "below-3", "only-zero", "same-pin", "just-above-a-bound", "two-pins", "five-part-pin"])
 def test_two_ranges_overlap_when_some_version_satisfies_both(a, b, overlap):
     """A project's keras pin against the range TensorFlow declares: tried at every bound and just past it."""
     assert specs_overlap(SpecifierSet(a), SpecifierSet(b)) is overlap
