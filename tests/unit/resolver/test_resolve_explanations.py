@@ -108,6 +108,11 @@ CASES = [
     pytest.param(dict(torch='any', driver='470.82.01', gpus=['GTX 680']), [
         ('gpu-unsupported-by-build', 'GTX 680 (sm_30) is not in the SM list of torch for CUDA 10.2 (built for sm_37, sm_50, sm_60, sm_70); no torch build in the matrix includes it', None),
     ], id='no-build-includes-the-gpu'),
+    # TensorFlow 2.15.0 loads the system cuDNN 8.9 of a CUDA 12.2 image; nvidia/cuda has none on ubuntu24.04
+    pytest.param(dict(tensorflow='==2.15.0', os='ubuntu24.04', driver='550.54.15'), [
+        ('no-base-image', 'no nvidia/cuda base image in the matrix fits CUDA 12.2 with the cuDNN these builds need', None),
+        ('fix-relax-pin', 'relax the tensorflow pin (2.15.0): tensorflow 2.14.1 fits this host (newest that fits: 2.21.0)', 'allow tensorflow 2.14.1'),
+    ], id='no-base-image'),
 ]
 
 

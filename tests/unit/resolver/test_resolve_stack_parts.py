@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from packaging.specifiers import SpecifierSet
 
 from cudaenv.matrix.builds import framework_builds
@@ -61,11 +62,12 @@ def test_an_established_build_is_tried_before_a_newer_one_nobody_showed_was_publ
     assert stacks and stacks[0].framework("torch") == older.version
 
 
-def test_an_older_release_is_tried_when_the_newest_lacks_the_python_asked_for():
-    """torch's newest builds have no Python 3.8 wheels; an older release that has them is the answer."""
-    result = resolve_case(torch="any", python="3.8", driver="560.35.03", gpus=["A100"])
-    assert result.ok and result.stack.python == "3.8"
-    assert "3.8" in next(b for b in framework_builds(matrix())["torch"] if b.version == result.stack.framework("torch")).python
+@pytest.mark.parametrize("python", ["3.8", "3.9"])
+def test_an_older_release_is_tried_when_the_newest_lacks_the_python_asked_for(python):
+    """torch's newest builds have no Python 3.8 or 3.9 wheels; an older release that has them is the answer."""
+    result = resolve_case(torch="any", python=python, driver="560.35.03", gpus=["A100"])
+    assert result.ok and result.stack.python == python
+    assert python in next(b for b in framework_builds(matrix())["torch"] if b.version == result.stack.framework("torch")).python
 
 
 def test_the_wheels_flavor_runs_natively():

@@ -70,6 +70,14 @@ BAD = [
                  "torch <2.13,>=2.11+cu999: no such build was published; torch 2.12.1 is built for cu126, cu129, cu130, "
                  "cu132; torch 2.12.0 is built for cu126, cu130, cu132; torch 2.11.0 is built for cu126, cu128, cu129, cu130 "
                  + LIST.format("torch"), "frameworks.torch", id="missing-build-newest-three-releases-first"),
+    pytest.param(dict(frameworks=[("torch", ">=2.9,<2.13")], variants=(("torch", "cu999"),)),
+                 "torch <2.13,>=2.9+cu999: no such build was published; torch 2.12.1 is built for cu126, cu129, cu130, "
+                 "cu132; torch 2.12.0 is built for cu126, cu130, cu132; torch 2.11.0 is built for cu126, cu128, cu129, cu130 "
+                 + LIST.format("torch"), "frameworks.torch", id="missing-build-only-the-newest-three-by-version"),
+    pytest.param(dict(variants=(("torch", "cu999"),)),
+                 "torch (any)+cu999: no such build was published; torch 2.15.0 is built for cu130, cu132; torch 2.14.1 is "
+                 "built for cu126, cu130, cu132; torch 2.14.0 is built for cu126, cu130, cu132 " + LIST.format("torch"),
+                 "frameworks.torch", id="missing-build-of-an-unpinned-framework"),
     pytest.param(dict(frameworks=[("torch", "==2.12.0"), ("torchvision", "==0.27.0")], variants=(("torchvision", "cu129"),)),
                  "torchvision 0.27.0+cu129: no such build was published; torchvision 0.27.0 is built for cu126, cu130, cu132 "
                  + LIST.format("torch"), "frameworks.torchvision", id="missing-companion-build"),
