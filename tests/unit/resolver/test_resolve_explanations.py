@@ -166,3 +166,15 @@ def test_later_filters_only_see_the_builds_with_the_python_asked_for():
         "gpu-unsupported-by-build", "RTX 5090 (sm_120) is not in the SM list of torch for CUDA 10.2, 11.3, 11.6, 11.7, "
                                     "11.8, 12.1, 12.4 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); "
                                     "the newest torch build that includes it is torch 2.15.0 (cu132)")
+
+
+@pytest.mark.parametrize("tensorflow,message", [
+    (">=2.13,<2.16", "tensorflow <2.16,>=2.13 requires keras >=2.13.1,<2.14; >=2.14.0,<2.15; >=2.15.0,<2.16 "
+                     "(its published metadata); keras 1.0 admits none of it"),
+    (">=2.12,<2.16", "tensorflow <2.16,>=2.12 requires keras >=2.12.0,<2.13; >=2.13.1,<2.14; >=2.14.0,<2.15; … "
+                     "(its published metadata); keras 1.0 admits none of it"),
+], ids=["three-ranges-in-full", "four-ranges-cut-after-three"])
+def test_a_companion_clash_shows_at_most_three_ranges(tensorflow, message):
+    """Three keras ranges (TensorFlow 2.13-2.15) are shown whole; from four on, the first three and an ellipsis."""
+    [clash] = [p for p in _resolve(tensorflow=tensorflow, keras="==1.0").problems if p.code == "companion-clash"]
+    assert clash.message == message
