@@ -95,7 +95,7 @@ def specs_overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
     points = {"0", "9999"}
     for spec in (*a, *b):
         text = spec.version.rstrip(".*")
-        parts = [int(x) for x in re.findall(r"[0-9]+", text)[:4]] or [0]
+        parts = [int(x) for x in re.findall(r"[0-9]+", text)] or [0]
         points.add(".".join(map(str, parts)))
         for i in range(len(parts)):
             bumped = parts[: i + 1]
@@ -858,9 +858,14 @@ def _fixes(ctx: _Context) -> list[Problem]:
         relaxed = resolve(m, relaxed_c, host, explain=False)
         if relaxed.ok:
             framework = name if name in FRAMEWORKS else COMPANIONS[name]
-            got = relaxed.stack.framework(name) or relaxed.stack.framework(framework)
+            got = relaxed.stack.framework(name)
             nearest = _nearest_fitting(ctx, relaxed_c, name, spec) if name in FRAMEWORKS else None
-            if nearest and nearest != got:  # the smallest move from what the user pinned comes first
+            if got is None:  # a companion the relaxed stack leaves out (torchvision): name the framework release
+                got = relaxed.stack.framework(framework)
+                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {framework} {got} fits "
+                                                      f"this host, with the {name} it pairs with",
+                                     fix=f"allow the {name} that {framework} {got} pairs with"))
+            elif nearest and nearest != got:  # the smallest move from what the user pinned comes first
                 text = f"relax the {name} pin ({_spec_text(spec)}): {name} {nearest} fits this host (newest that fits: {got})"
                 fixes.append(Problem("fix-relax-pin", text, fix=f"allow {name} {nearest}"))
             else:

@@ -1,0 +1,89 @@
+"""What a chosen stack records, field by field, where a rule decides it: the cuDNN version (the
+image's own when the image provides it), the cuDNN constraint, companions and their pins, and the
+compute capabilities in version order (issue 25 §3)."""
+
+from __future__ import annotations
+
+from cudaenv.versions import major_minor, numeric_key
+from tests.unit.resolver.helpers import matrix, resolve_case
+
+
+def test_a_stack_on_a_cudnn_image_records_the_images_precise_cudnn():
+    """TensorFlow 2.15.0 loads the system cuDNN 8.9: the report shows the version the image carries."""
+    stack = resolve_case(tensorflow="==2.15.0", driver="550.54.15").stack
+    image = next(i for i in matrix().images_for(stack.cuda) if i.cudnn and i.cuda in stack.base_image)
+    assert stack.cudnn_version == image.cudnn[0].version and stack.cudnn == major_minor(image.cudnn[0].version)
+
+
+def test_a_stack_that_brings_its_own_cudnn_records_the_builds():
+    """torch's wheels bundle cuDNN (9.5.1.17 for 2.6.0's CUDA 12.6 build): the image has none to prefer."""
+    stack = resolve_case(torch="2.6.0", driver="560.35.03").stack
+    assert (stack.cudnn, stack.cudnn_version) == ("9.5", "9.5.1.17")
+
+
+def test_a_cudnn_constraint_matches_the_major_minor_or_the_full_version():
+    """``cudnn = "9.5"`` and ``cudnn = "9.5.1.17"`` both name the cuDNN torch 2.6.0's CUDA 12.6 build bundles;
+    9.1 picks its CUDA 12.4 build (cuDNN 9.1.0.70); no torch 2.6.0 build bundles cuDNN 8.9."""
+    assert resolve_case(torch="2.6.0", cudnn="9.5", driver="560.35.03").stack.cudnn_version == "9.5.1.17"
+    assert resolve_case(torch="2.6.0", cudnn="9.5.1.17", driver="560.35.03").stack.cudnn_version == "9.5.1.17"
+    assert resolve_case(torch="2.6.0", cudnn="9.1", driver="560.35.03").stack.cudnn_version == "9.1.0.70"
+    assert not resolve_case(torch="2.6.0", cudnn="8.9", driver="560.35.03").ok
+
+
+def test_a_companion_the_project_names_is_pinned_with_its_release():
+    """torchvision 0.21.0 is torch 2.6.0's: installed at that version, and reported."""
+    stack = resolve_case(torch="2.6.0", torchvision="any", driver="560.35.03").stack
+    assert stack.requirements == ("torch==2.6.0", "torchvision==0.21.0")
+    assert stack.frameworks == (("torch", "2.6.0"), ("torchvision", "0.21.0"))
+
+
+def test_a_companion_known_only_as_a_range_installs_the_projects_own_pin():
+    """keras for TensorFlow 2.15 is a range TensorFlow declares: the project's pin is what gets installed."""
+    stack = resolve_case(tensorflow="==2.15.1", keras=">=2.15,<2.16", driver="550.54.15").stack
+    assert stack.requirements == ("tensorflow[and-cuda]==2.15.1", "keras<2.16,>=2.15")
+    assert stack.frameworks == (("tensorflow", "2.15.1"),)
+
+
+def test_compute_capabilities_are_in_version_order():
+    """torch 2.8.0's CUDA 12.8 build carries sm_70 ... sm_120: 10.0 and 12.0 come after 9.0."""
+    stack = resolve_case(torch="2.8.0", cuda="12.8", driver="570.124.06").stack
+    assert stack.compute_capabilities == tuple(sorted(stack.compute_capabilities, key=numeric_key))
+    assert stack.compute_capabilities[-2:] == ("10.0", "12.0")
+
+
+def test_a_cuda_without_an_nvidia_cuda_image_is_searched_for_wheels_that_bring_their_own():
+    """jax's CUDA 13 plugin wheels cover 13.4 and 13.5, for which nvidia/cuda has no image: a wheels stack still runs."""
+    result = resolve_case(jax="any")
+    images = {major_minor(i.cuda) for i in matrix().images}
+    without_image = [xy for xy in result.valid_cuda if xy not in images]
+    assert without_image and result.stack.cuda in without_image and result.stack.flavor == "wheels"
+
+
+def test_a_cudnn_constraint_without_frameworks_picks_the_newest_image_that_offers_it():
+    """No framework to bring a cuDNN: the constraint picks the image, newest of the x.y first (11.0.3's cuDNN
+    8.0.5.39 over 11.0.2's 8.0.2.39), matching by major.minor or by the full version."""
+    assert resolve_case(cuda="==11.0", cudnn="8.0").stack.cudnn_version == "8.0.5.39"
+    assert resolve_case(cuda="==12.2", cudnn="8.9").stack.cudnn_version == "8.9.6.50"
+    assert resolve_case(cuda="==12.2", cudnn="8.9.6.50").stack.cudnn_version == "8.9.6.50"
+    assert not resolve_case(cuda="==12.2", cudnn="9.1").ok
+
+
+def test_a_stack_records_the_nvidia_pins_of_its_builds():
+    """tensorflow[and-cuda] 2.15.1 pins its nvidia-* wheels: the stack carries them, sorted, for the lock check."""
+    from cudaenv.matrix.builds import framework_builds
+
+    stack = resolve_case(tensorflow="==2.15.1", driver="550.54.15").stack
+    build = next(b for b in framework_builds(matrix())["tensorflow"] if b.version == "2.15.1" and stack.cuda in b.cuda)
+    assert build.pins and stack.nvidia_requires == tuple(sorted(build.pins))
+
+
+def test_a_stack_mixing_a_bundled_and_a_system_cudnn_reports_the_bundled_one():
+    """torch 1.12.1 (cu116) bundles its cuDNN; MXNet loads the image's. The stack's cuDNN is torch's, not the
+    image's newer one: the image's version is preferred only when the stack loads the system cuDNN alone."""
+    from cudaenv.matrix.builds import framework_builds
+
+    stack = resolve_case(mxnet="any", torch="1.12.1", driver="535.104.05").stack
+    torch = next(b for b in framework_builds(matrix())["torch"] if b.version == "1.12.1" and stack.cuda in b.cuda)
+    image = next(i for i in matrix().images_for(stack.cuda) if i.cuda in stack.base_image)
+    assert torch.brings_own_cuda and stack.cudnn_version == torch.cudnn
+    assert torch.cudnn not in {c.version for c in image.cudnn}
