@@ -175,6 +175,12 @@ def test_ports_publish_on_the_same_number_unless_mapped():
                                                                            "9000:9000"]
 
 
+def test_a_protocol_is_written_after_the_container_port_only():
+    """Compose's short syntax is HOST:CONTAINER/PROTOCOL; "9000/udp:9000/udp" is refused by Compose
+    ("invalid hostPort") though `cudaenv run` publishes "9000/udp"."""
+    assert service(ports=("9000/udp", "8888/tcp", "1:2/udp"))["ports"] == ["9000:9000/udp", "8888:8888/tcp", "1:2/udp"]
+
+
 def test_a_port_cudaenv_run_refuses_is_refused():
     with pytest.raises(UserError, match="port 'x'"):
         service(ports=("x",))
