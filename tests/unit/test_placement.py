@@ -123,3 +123,17 @@ def test_capability_terms_list_each_majors_minors_in_order():
 def test_the_architecture_term_uses_kubelet_names():
     """kubernetes.io/arch is GOARCH (amd64, arm64), not the kernel's x86_64/aarch64."""
     assert architecture_terms(("x86_64", "aarch64")) == ((Requirement("kubernetes.io/arch", "In", ("amd64", "arm64")),),)
+
+
+def test_a_last_component_of_one_still_excludes_zero():
+    """``>= 580.1`` leaves out 580.0: only a bound of 0 may become a bare ``Exists``."""
+    terms = at_least_terms("580.1", KEYS)
+    assert terms[-1][-1] == Requirement("driver.minor", "Gt", ("0",))
+    assert not selects(terms, {"driver.major": "580", "driver.minor": "0"})
+    assert selects(terms, {"driver.major": "580", "driver.minor": "1"})
+
+
+def test_capabilities_come_back_in_numeric_order():
+    """10.0 sorts after 9.0 as a version, before it as text."""
+    targets = (("torch", ("9.0", "10.0"), ()),)
+    assert runnable_capabilities(targets, ("10.0", "9.0", "12.0"), ptx_jit=False) == ("9.0", "10.0")

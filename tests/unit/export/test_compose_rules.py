@@ -193,3 +193,12 @@ def test_the_file_starts_with_its_header_and_keeps_the_written_order():
                            "`docker compose up` runs them.\nname: n\nservices:\n  b:\n")
     assert "image: '1e3'" in text and "n: '0o17'" in text and "image: x\n" in text
     assert yaml.safe_load(text)["services"]["a"]["n"] == "0o17"
+
+
+def test_the_file_is_ascii_in_block_style():
+    """One list item and one key a line, so a committed file diffs line by line; non-ASCII text is
+    escaped, so the file reads the same in any editor encoding."""
+    text = render({"services": {"p": {"command": ["echo", "é"], "labels": {"a": "b"}}}})
+    assert text.isascii()
+    assert text.endswith("services:\n  p:\n    command:\n    - echo\n    - \"\\xE9\"\n    labels:\n      a: b\n")
+    assert yaml.safe_load(text)["services"]["p"]["command"] == ["echo", "é"]

@@ -80,6 +80,18 @@ def test_shared_memory_follows_the_ipc_mode(ipc, expected):
     assert document["runArgs"] == expected
 
 
+def test_host_ipc_keeps_the_gpu_flags():
+    document = devcontainer_document(project(ipc="host"), "img", ("count", 2), "1:1")
+    assert document["runArgs"] == ["--gpus", "2", "--ipc", "host"]
+
+
+def test_a_project_object_without_a_config_path_is_named_by_its_root():
+    """Refusals name the file when there is one, else the project directory."""
+    bare = SimpleNamespace(name="p", root=Path("/work/p"), run=project(env=(("X", "${env:A}"),)).run)
+    with pytest.raises(UserError, match=r"^/work/p: run\.env\.X: "):
+        devcontainer_document(bare, "img", ("none", None), "1:1")
+
+
 def test_ulimits_are_docker_ulimit_flags_in_order():
     document = devcontainer_document(project(ulimits=(("memlock", -1, -1), ("stack", 67108864, 134217728))),
                                      "img", ("all", None), "1:1")

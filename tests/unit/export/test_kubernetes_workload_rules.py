@@ -332,3 +332,11 @@ def test_other_strings_stay_plain(value):
 def test_the_heading_goes_first_and_the_order_is_kept():
     assert render({"b": 1, "a": [1]}, "# h\n") == "# h\nb: 1\na:\n- 1\n"
     assert render({"a": "x" * 150}) == "a: " + "x" * 150 + "\n"
+
+
+def test_the_manifest_is_ascii_in_block_style():
+    """One list item and one key a line (match expressions excepted), so a committed manifest diffs
+    line by line; non-ASCII text is escaped."""
+    text = render({"args": ["echo", "é"], "labels": {"a": "b"}})
+    assert text == "args:\n- echo\n- \"\\xE9\"\nlabels:\n  a: b\n"
+    assert yaml.safe_load(text)["args"] == ["echo", "é"]
