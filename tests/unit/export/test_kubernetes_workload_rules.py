@@ -340,3 +340,20 @@ def test_the_manifest_is_ascii_in_block_style():
     text = render({"args": ["echo", "é"], "labels": {"a": "b"}})
     assert text == "args:\n- echo\n- \"\\xE9\"\nlabels:\n  a: b\n"
     assert yaml.safe_load(text)["args"] == ["echo", "é"]
+
+
+def test_the_secret_name_drops_only_trailing_dashes_of_the_cut():
+    """The cut name keeps every other character as given; only a dash left at the end goes."""
+    assert secret_for("X" * 58 + "X-") == "X" * 59 + "-env"
+    assert secret_for("a-X") == "a-X-env"
+
+
+def test_a_workload_whose_name_is_no_label_value_is_refused_by_the_manifest():
+    """The name is also the pods' app.kubernetes.io/name label: a Workload made by hand with a
+    longer name is refused naming --name, not written as a manifest the API server rejects."""
+    import dataclasses
+
+    made = dataclasses.replace(workload(), name="a" * 64)
+    assert message(manifest, made) == (
+        "--name: expected a Kubernetes label value (at most 63 letters, digits, '-', '_' and '.', starting and "
+        f"ending with a letter or digit), got {'a' * 64!r}")
