@@ -357,3 +357,13 @@ def test_a_workload_whose_name_is_no_label_value_is_refused_by_the_manifest():
     assert message(manifest, made) == (
         "--name: expected a Kubernetes label value (at most 63 letters, digits, '-', '_' and '.', starting and "
         f"ending with a letter or digit), got {'a' * 64!r}")
+
+
+def test_long_values_fold_at_200_columns():
+    """Lines up to 200 columns stay whole (a long command reads as written); past that PyYAML folds
+    at a space, which a YAML reader joins back."""
+    at_limit = "x" * 197 + " yyyyy"  # "a: " + 197 + 1 space: the break point is column 200
+    over = "x" * 198 + " yyyyy"
+    assert render({"a": at_limit}) == f"a: {at_limit}\n"
+    assert render({"a": over}) == "a: " + "x" * 198 + "\n  yyyyy\n"
+    assert yaml.safe_load(render({"a": over}))["a"] == over

@@ -376,3 +376,16 @@ def test_render_refuses_an_unknown_runtime_and_squeezes_blank_lines():
         assert text.startswith("#!") and "\n\n\n" not in text
         assert text.endswith("\n")  # a text file's last line ends too (the template's newline is kept)
         assert "#SBATCH --gres=gpu:2" in text
+
+
+@pytest.mark.parametrize("runtime", ["pyxis", "apptainer", "docker"], ids=lambda r: f"{r}-runtime")  # an id "docker" reads as the docker mark
+def test_the_header_is_one_block_of_comments_and_sbatch_options(runtime):
+    """sbatch reads #SBATCH lines before the first command; the block tags of the template leave no
+    blank line behind, so the header reads as one block up to `set -euo pipefail`."""
+    made = job(runtime=runtime, time="90", partition="gpu", account="ml", env={"A": "$x"})
+    lines = render_script(made).splitlines()
+    head = lines[:lines.index("set -euo pipefail")]
+    assert head[0] == "#!/bin/bash" and all(line.startswith("#") for line in head)
+    assert [line for line in head if line.startswith("#SBATCH")] == [
+        "#SBATCH --job-name=detector", "#SBATCH --output=%x-%j.out", "#SBATCH --gres=gpu:2", "#SBATCH --time=90",
+        "#SBATCH --partition=gpu", "#SBATCH --account=ml"]
