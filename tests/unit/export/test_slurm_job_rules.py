@@ -378,7 +378,8 @@ def test_render_refuses_an_unknown_runtime_and_squeezes_blank_lines():
         assert "#SBATCH --gres=gpu:2" in text
 
 
-@pytest.mark.parametrize("runtime", ["pyxis", "apptainer", "docker"], ids=lambda r: f"{r}-runtime")  # an id "docker" reads as the docker mark
+# an id "docker" reads as the docker mark (tests/conftest.py), skipped without an engine
+@pytest.mark.parametrize("runtime", ["pyxis", "apptainer", "docker"], ids=lambda r: f"{r}-runtime")
 def test_the_header_is_one_block_of_comments_and_sbatch_options(runtime):
     """sbatch reads #SBATCH lines before the first command; the block tags of the template leave no
     blank line behind, so the header reads as one block up to `set -euo pipefail`."""
