@@ -390,3 +390,13 @@ def test_the_header_is_one_block_of_comments_and_sbatch_options(runtime):
     assert [line for line in head if line.startswith("#SBATCH")] == [
         "#SBATCH --job-name=detector", "#SBATCH --output=%x-%j.out", "#SBATCH --gres=gpu:2", "#SBATCH --time=90",
         "#SBATCH --partition=gpu", "#SBATCH --account=ml"]
+
+
+@pytest.mark.parametrize("runtime, assigned", [("pyxis", "A='$x'"), ("apptainer", "APPTAINERENV_A='\\$x'"),
+                                               ("docker", "--env A='$x'")], ids=lambda v: f"{v}-case")
+def test_quoted_values_reach_the_script_as_shell_text(runtime, assigned):
+    """The filters quote for the shell; nothing else may rewrite the text (no HTML escaping of ' or &)."""
+    text = render_script(job(runtime=runtime, env={"A": "$x"}, command=("echo", "a b", "&")))
+    lines = [line.strip() for line in text.splitlines()]
+    assert f"{assigned} \\" in lines
+    assert "echo 'a b' '&'" in text
