@@ -374,7 +374,7 @@ def test_render_refuses_an_unknown_runtime_and_squeezes_blank_lines():
     for runtime in ("pyxis", "apptainer", "docker"):
         text = render_script(SlurmJob(**{**vars(made), "runtime": runtime}))
         assert text.startswith("#!") and "\n\n\n" not in text
-        assert text.endswith("\n")  # a text file's last line ends too (the template's newline is kept)
+        assert text.endswith("\n")  # a text file's last line ends too
         assert "#SBATCH --gres=gpu:2" in text
 
 
