@@ -138,7 +138,7 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
     config = "\n".join([
         "", "[tool.mutmut]",
         'source_paths = ["cudaenv"]',
-        'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench", "sitecustomize.py"]',
+        'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench", "docs", "mkdocs.yml", "sitecustomize.py"]',
         "only_mutate = " + json.dumps(list(modules)),
         "pytest_add_cli_args_test_selection = " + json.dumps(list(tests)),
         # tests that need Docker, Slurm or the network are integration checks here: a mutant is

@@ -111,7 +111,8 @@ def _ports(ports: tuple[str, ...]) -> list[str]:
     from cudaenv.project.runopts import parse_ports
 
     parse_ports(tuple(ports))  # the rules `cudaenv run` applies, so the file cannot say what run refuses
-    return [str(p) if ":" in str(p) else f"{p}:{p}" for p in ports]
+    # HOST:CONTAINER[/PROTOCOL]: a protocol goes after the container port only ("9000:9000/udp")
+    return [str(p) if ":" in str(p) else f"{str(p).partition('/')[0]}:{p}" for p in ports]
 
 
 def compose_document(services: list[ServiceInput], *, name: str, user: str, user_env: dict,

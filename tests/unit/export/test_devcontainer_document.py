@@ -1,0 +1,150 @@
+"""`.devcontainer/devcontainer.json` holds what `cudaenv run` gives the container, in the Dev
+Containers specification's fields (containers.dev/implementors/json_reference): the same GPUs,
+shared memory, IPC, ulimits, environment and user, built in-process from a plain project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from cudaenv.errors import UserError
+from cudaenv.export.devcontainer import devcontainer_document, gpu_run_args, render, target_path
+
+
+def project(*, env=(), ipc=None, shm_size="8g", ulimits=(), ports=(), config_path=None, name="detector"):
+    run = SimpleNamespace(env=env, ipc=ipc, shm_size=shm_size, ulimits=ulimits, ports=ports)
+    return SimpleNamespace(name=name, root=Path("/work/detector"), config_path=config_path, run=run)
+
+
+@pytest.mark.parametrize("kind, value, expected", [
+    ("none", None, []),
+    ("all", None, ["--gpus", "all"]),
+    ("count", 2, ["--gpus", "2"]),
+    ("count", "3", ["--gpus", "3"]),
+    ("ids", ("0", "1"), ["--gpus", '"device=0,1"']),
+    ("ids", ("GPU-1a2b",), ["--gpus", '"device=GPU-1a2b"']),
+    ("auto", None, ["--gpus", "all"]),
+    ("auto", 2, ["--gpus", "all"]),
+], ids=["none", "all", "count", "count-text", "ids", "uuid", "auto", "auto-n"])
+def test_gpus_are_the_docker_run_flag_cudaenv_run_passes(kind, value, expected):
+    """The spec has no field for which GPUs, so `runArgs` carries Docker's own --gpus value; an
+    editor session on `auto` has the host to itself (all)."""
+    assert gpu_run_args(kind, value) == expected
+
+
+def test_no_gpu_hides_the_devices_and_asks_no_gpu_host():
+    """`--gpus none` under `cudaenv run` sets NVIDIA_VISIBLE_DEVICES=void (CUDA images say "all")."""
+    document = devcontainer_document(project(), "img", ("none", None), "1000:1000")
+    assert document["containerEnv"] == {"HOME": "/tmp", "NVIDIA_VISIBLE_DEVICES": "void"}
+    assert "hostRequirements" not in document
+    assert "--gpus" not in document["runArgs"]
+
+
+@pytest.mark.parametrize("gpus", [("all", None), ("count", 1), ("ids", ("0",)), ("auto", None)],
+                         ids=["all", "count", "ids", "auto"])
+def test_a_gpu_request_asks_for_a_gpu_host_and_leaves_the_devices_visible(gpus):
+    document = devcontainer_document(project(), "img", gpus, "1000:1000")
+    assert document["hostRequirements"] == {"gpu": True}
+    assert "NVIDIA_VISIBLE_DEVICES" not in document["containerEnv"]
+    assert document["runArgs"][:2] == gpu_run_args(*gpus)
+
+
+def test_the_document_opens_the_project_in_the_locked_image_as_the_build_user():
+    """The workspace is the project mounted at /workspace, as under `cudaenv run`; the image's user
+    already has your UID, so the tools must not rewrite it."""
+    document = devcontainer_document(project(), "ghcr.io/team/detector@sha256:" + "0" * 64, ("none", None), "4242:4343")
+    assert document["name"] == "detector"
+    assert document["image"] == "ghcr.io/team/detector@sha256:" + "0" * 64
+    assert document["workspaceMount"] == "source=${localWorkspaceFolder},target=/workspace,type=bind"
+    assert document["workspaceFolder"] == "/workspace"
+    assert document["containerUser"] == "4242:4343"
+    assert document["updateRemoteUserUID"] is False
+    assert document["customizations"] == {"vscode": {
+        "settings": {"python.defaultInterpreterPath": "/opt/venv/bin/python"},
+        "extensions": ["ms-python.python"]}}
+    assert "forwardPorts" not in document
+
+
+@pytest.mark.parametrize("ipc, expected", [
+    ("host", ["--ipc", "host"]),
+    (None, ["--shm-size", "2g"]),
+    ("private", ["--shm-size", "2g", "--ipc", "private"]),
+    ("", ["--shm-size", "2g"]),
+], ids=["host", "default", "private", "empty"])
+def test_shared_memory_follows_the_ipc_mode(ipc, expected):
+    """With the host's IPC namespace Docker refuses --shm-size; otherwise the size is the project's."""
+    document = devcontainer_document(project(ipc=ipc, shm_size="2g"), "img", ("none", None), "1:1")
+    assert document["runArgs"] == expected
+
+
+def test_host_ipc_keeps_the_gpu_flags():
+    document = devcontainer_document(project(ipc="host"), "img", ("count", 2), "1:1")
+    assert document["runArgs"] == ["--gpus", "2", "--ipc", "host"]
+
+
+def test_a_project_object_without_a_config_path_is_named_by_its_root():
+    """Refusals name the file when there is one, else the project directory."""
+    bare = SimpleNamespace(name="p", root=Path("/work/p"), run=project(env=(("X", "${env:A}"),)).run)
+    with pytest.raises(UserError, match=r"^/work/p: run\.env\.X: "):
+        devcontainer_document(bare, "img", ("none", None), "1:1")
+
+
+def test_ulimits_are_docker_ulimit_flags_in_order():
+    document = devcontainer_document(project(ulimits=(("memlock", -1, -1), ("stack", 67108864, 134217728))),
+                                     "img", ("all", None), "1:1")
+    assert document["runArgs"] == ["--gpus", "all", "--shm-size", "8g", "--ulimit", "memlock=-1:-1",
+                                   "--ulimit", "stack=67108864:134217728"]
+
+
+def test_project_env_is_kept_and_home_is_tmp():
+    """The container user may have no home in the image: HOME=/tmp as `cudaenv run` sets it, over
+    a HOME of the project's."""
+    document = devcontainer_document(project(env=(("A", "1"), ("HOME", "/root"), ("B", "$X"))), "img",
+                                     ("all", None), "1:1")
+    assert document["containerEnv"] == {"A": "1", "HOME": "/tmp", "B": "$X"}
+
+
+def test_forwarded_ports_are_the_container_ports_sorted_once():
+    document = devcontainer_document(project(ports=("8888", "127.0.0.1:7006:6006", "9000:8888/udp")), "img",
+                                     ("none", None), "1:1")
+    assert document["forwardPorts"] == [6006, 8888]
+
+
+@pytest.mark.parametrize("config_path, where", [
+    (Path("/work/detector/cudaenv.toml"), "/work/detector/cudaenv.toml"),
+    (None, "/work/detector"),
+], ids=["config", "root"])
+def test_a_substituted_value_is_refused_naming_the_file_and_variable(config_path, where):
+    """One line: the file, run.env.NAME, the text that would be replaced, and why there is no way out."""
+    with pytest.raises(UserError) as caught:
+        devcontainer_document(project(env=(("TOKEN", "a${localEnv:HOME}"),), config_path=config_path), "img",
+                              ("none", None), "1:1")
+    assert str(caught.value) == (
+        f"{where}: run.env.TOKEN: '${{localEnv:HOME}}' would be substituted by the Dev Containers tool "
+        "(devcontainer.json has no escape for it), while `cudaenv run` passes it as written")
+
+
+@pytest.mark.parametrize("value", ["${env}", "${localWorkspaceFolderBasename}", "${containerWorkspaceFolder}",
+                                   "${containerWorkspaceFolderBasename}", "${localEnv:A:default}"])
+def test_every_variable_the_tools_substitute_is_refused(value):
+    with pytest.raises(UserError, match="would be substituted"):
+        devcontainer_document(project(env=(("X", value),)), "img", ("none", None), "1:1")
+
+
+@pytest.mark.parametrize("value", ["${localEnv\n:HOME}", "${localEnv\r}", "${env\u2028}", "${ env}", "${Env:X}"],
+                         ids=["newline", "return", "line-separator", "space", "case"])
+def test_what_the_tools_leave_alone_is_written_as_is(value):
+    """The tools' pattern does not cross a line end and compares the name exactly."""
+    document = devcontainer_document(project(env=(("X", value),)), "img", ("none", None), "1:1")
+    assert document["containerEnv"]["X"] == value
+
+
+def test_the_file_is_indented_json_ending_in_a_newline(tmp_path):
+    document = devcontainer_document(project(), "img", ("none", None), "1:1")
+    text = render(document)
+    assert json.loads(text) == document
+    assert text == json.dumps(document, indent=2) + "\n"
+    assert target_path(tmp_path) == tmp_path / ".devcontainer" / "devcontainer.json"
