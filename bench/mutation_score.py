@@ -19,6 +19,11 @@ How it runs, and why so:
 * Parametrized tests need plain ASCII ids: mutmut runs each mutant's tests by node id, and an id
   pytest cannot find again (escaped characters such as ``'\\uff15'``) makes the run fail, which
   mutmut records as a kill.
+* Groups whose tests call into a Go library (the ``dockerfile`` package, BuildKit's parser built
+  as a C extension: tests/unit/render) run each mutant in a process that imported it itself
+  (``FRESH_PROCESS``): the Go runtime's threads do not survive ``fork``, so a forked test that
+  parses after the parent loaded it waits forever on a lock (a surviving mutant was recorded as a
+  timeout after 2+ minutes, and sometimes the run hung for good).
 * Equivalent mutants (a change no input can observe) are listed with the reason for each in
   ``bench/mutation_equivalent.toml`` and left out of the score; every other survivor counts.
 
@@ -97,6 +102,15 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 
+# Groups whose tests load a library that is not fork-safe (a Go runtime: the ``dockerfile`` parser).
+# mutmut's default forks each mutant from the process that ran the stats pass, where the library is
+# loaded; there a Go call waits for threads that fork did not copy. The fork server instead forks from
+# a process that imported only what FORK_SAFE_PRELOAD names (no test module, so no Go library): every
+# mutant's pytest imports the Go library anew.
+FRESH_PROCESS = {"render"}
+FORK_SAFE_PRELOAD = ("pytest", "hypothesis", "jinja2", "cudaenv.images.render", "cudaenv.images.plan",
+                     "cudaenv.matrix", "cudaenv.project", "cudaenv.resolver.resolve", "cudaenv.hosts.target")
+
 KILLED = {1, 3}  # a test failed, or pytest itself did (mutmut counts both as a kill)
 TIMEOUT = {36, -24, 24, 152, 255}  # the mutant made a test hang: caught, counted as killed
 SURVIVED = {0}
@@ -131,9 +145,14 @@ def scratch_copy(target: Path) -> None:
         shutil.copy2(ROOT / name, destination)
 
 
-def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> None:
+def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...], fresh_process: bool = False) -> None:
+    isolation = []
+    if fresh_process:
+        (copy / "mutmut-preload.txt").write_text("\n".join(FORK_SAFE_PRELOAD) + "\n", encoding="utf-8")
+        isolation = ['process_isolation = "forkserver"', 'forkserver_warmup = "import"',
+                     'preload_modules_file = "mutmut-preload.txt"']
     config = "\n".join([
-        "", "[tool.mutmut]",
+        "", "[tool.mutmut]", *isolation,
         'source_paths = ["cudaenv"]',
         'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench"]',
         "only_mutate = " + json.dumps(list(modules)),
@@ -159,7 +178,7 @@ def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] =
     modules = tuple(m for m in modules if not only or m in only)
     copy = work / (name if not only else f"{name}-part")
     scratch_copy(copy)
-    configure(copy, modules, tests)
+    configure(copy, modules, tests, fresh_process=name in FRESH_PROCESS)
     env = dict(os.environ, CUDAENV_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1")
     env.pop("CUDAENV_MATRIX_PATH", None)
     started = time.monotonic()
