@@ -55,3 +55,13 @@ def test_torch_cuda_arch_list_is_in_numeric_order_and_names_each_capability_once
     settings = BuildSettings(project="p", build_from_source=("flash-attn",), cuda_arch_list=archs)
     context = build_context(replace(stack, flavor="devel"), settings)
     assert context["build_env"] == [("CUDA_HOME", "/usr/local/cuda"), ("TORCH_CUDA_ARCH_LIST", listed)]
+
+
+@pytest.mark.parametrize("packages, installed", [
+    pytest.param(("git",), ["git", "build-essential"], id="added"),
+    pytest.param(("git", "build-essential"), ["git", "build-essential"], id="already-listed"),
+])
+def test_building_from_source_brings_build_essential_once(stack, packages, installed):
+    """A compiler comes with [build] build_from_source, after the project's packages, never twice."""
+    settings = BuildSettings(project="p", system_packages=packages, build_from_source=("flash-attn",))
+    assert build_context(stack, settings)["system_packages"] == installed

@@ -75,3 +75,17 @@ def test_an_empty_cache_compiles_the_template_itself(monkeypatch, tmp_path):
     """No entry yet: the template is compiled from its source (and rendering does not fail)."""
     environment = environment_with(private_cache(monkeypatch, tmp_path))
     assert environment.get_template("compat-entrypoint.sh").render() == (templates_dir() / "compat-entrypoint.sh").read_text()
+
+
+def test_render_dockerfile_compiles_through_the_private_cache(monkeypatch, tmp_path):
+    """The renderer's own environment uses the cache: a render leaves the compiled Dockerfile.j2."""
+    from cudaenv.images import render
+    from cudaenv.resolver.resolve import resolve
+    from tests.unit.resolver.helpers import constraints, host, matrix
+
+    stack = resolve(matrix(), constraints(torch="2.6"), host("550.54.15", ["A100"])).stack
+    context = render.build_context(stack, render.BuildSettings(project="demo"))
+    private_cache(monkeypatch, tmp_path)
+    monkeypatch.setattr(render, "_ENVIRONMENT", [])  # a fresh process's renderer
+    render.render_dockerfile(context)
+    assert (tmp_path / "templates" / f"{cache_key('Dockerfile.j2')}.jinja").is_file()

@@ -145,3 +145,20 @@ def test_the_command_may_hold_any_character_because_it_is_written_as_json(contex
     benign = render_dockerfile({**context, "command": ["python", "-c", "print(1)"]})
     assert [line for line in text.split("\n") if line.startswith("CMD ")] == [f"CMD {json.dumps(command)}"]
     assert len(text.split("\n")) == len(benign.split("\n"))
+
+
+def test_the_cmd_is_json_dumps_of_the_command_with_nothing_html_escaped(context):
+    """The CMD is json.dumps of the command: jinja's own tojson would write <, >, & and ' as \\u003c
+    and so on, still valid JSON, but not the Dockerfile `cudaenv dockerfile` promises to print."""
+    command = ["sh", "-c", "a < b > c && echo 'done'"]
+    text = render_dockerfile({**context, "command": command})
+    assert [line for line in text.split("\n") if line.startswith("CMD ")] == [f"CMD {json.dumps(command)}"]
+
+
+def test_a_missing_value_is_an_error_not_an_empty_string(context):
+    """Templates run with StrictUndefined: a value the context lacks is a bug to surface, never an
+    empty word in a RUN line."""
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError, match="python"):
+        render_dockerfile({k: v for k, v in context.items() if k != "python"})
