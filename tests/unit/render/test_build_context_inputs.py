@@ -65,3 +65,9 @@ def test_building_from_source_brings_build_essential_once(stack, packages, insta
     """A compiler comes with [build] build_from_source, after the project's packages, never twice."""
     settings = BuildSettings(project="p", system_packages=packages, build_from_source=("flash-attn",))
     assert build_context(stack, settings)["system_packages"] == installed
+
+
+def test_a_native_stack_carries_no_compat_package_and_no_entrypoint(stack):
+    """Only forward compatibility brings cuda-compat and its entrypoint script; otherwise both are empty."""
+    context = build_context(stack, BuildSettings(project="p"))
+    assert (context["compat_package"], context["compat_entrypoint_b64"]) == (None, "")
