@@ -22,6 +22,11 @@ How it runs, and why so:
 * Parametrized tests need plain ASCII ids: mutmut runs each mutant's tests by node id, and an id
   pytest cannot find again (escaped characters such as ``'\\uff15'``) makes the run fail, which
   mutmut records as a kill.
+* Groups whose tests call into a Go library (the ``dockerfile`` package, BuildKit's parser built
+  as a C extension: tests/unit/render) run each mutant in a process that imported it itself
+  (``FRESH_PROCESS``): the Go runtime's threads do not survive ``fork``, so a forked test that
+  parses after the parent loaded it waits forever on a lock (a surviving mutant was recorded as a
+  timeout after 2+ minutes, and sometimes the run hung for good).
 * Equivalent mutants (a change no input can observe) are listed with the reason for each in
   ``bench/mutation_equivalent.toml`` and left out of the score; every other survivor counts.
 
@@ -100,6 +105,15 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 
+# Groups whose tests load a library that is not fork-safe (a Go runtime: the ``dockerfile`` parser).
+# mutmut's default forks each mutant from the process that ran the stats pass, where the library is
+# loaded; there a Go call waits for threads that fork did not copy. The fork server instead forks from
+# a process that imported only what FORK_SAFE_PRELOAD names (no test module, so no Go library): every
+# mutant's pytest imports the Go library anew.
+FRESH_PROCESS = {"render"}
+FORK_SAFE_PRELOAD = ("pytest", "hypothesis", "jinja2", "cudaenv.images.render", "cudaenv.images.plan",
+                     "cudaenv.matrix", "cudaenv.project", "cudaenv.resolver.resolve", "cudaenv.hosts.target")
+
 KILLED = {1, 3}  # a test failed, or pytest itself did (mutmut counts both as a kill)
 TIMEOUT = {36, -24, 24, 152, 255}  # the mutant made a test hang: caught, counted as killed
 SURVIVED = {0}
@@ -134,9 +148,19 @@ def scratch_copy(target: Path) -> None:
         shutil.copy2(ROOT / name, destination)
 
 
-def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> None:
+def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...], fresh_process: bool = False) -> None:
+    # each mutant's tests run in a process forked from mutmut's fork server, never from mutmut's own
+    # process: forked from there they would inherit every answer the unmutated code memoized while
+    # mutmut measured the tests (the shared test matrix's base images), and the mutant never ran.
+    # The server has collected the tests (imported them), or, for FRESH_PROCESS groups, imported
+    # only FORK_SAFE_PRELOAD.
+    isolation = ['process_isolation = "forkserver"', 'forkserver_warmup = "collect"']
+    if fresh_process:
+        (copy / "mutmut-preload.txt").write_text("\n".join(FORK_SAFE_PRELOAD) + "\n", encoding="utf-8")
+        isolation = ['process_isolation = "forkserver"', 'forkserver_warmup = "import"',
+                     'preload_modules_file = "mutmut-preload.txt"']
     config = "\n".join([
-        "", "[tool.mutmut]",
+        "", "[tool.mutmut]", *isolation,
         'source_paths = ["cudaenv"]',
         'also_copy = ["matrix", "templates", "examples", "README.md", "scripts", "bench", "docs", "mkdocs.yml", "sitecustomize.py"]',
         "only_mutate = " + json.dumps(list(modules)),
@@ -144,12 +168,6 @@ def configure(copy: Path, modules: tuple[str, ...], tests: tuple[str, ...]) -> N
         # tests that need Docker, Slurm or the network are integration checks here: a mutant is
         # judged by the unit tests alone, as the score promises
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not docker and not slurm and not network"]',
-        # each mutant's tests run in a process forked from a server that has only collected the
-        # tests: forked from mutmut's own process (the default), they would inherit every answer
-        # the unmutated code memoized while mutmut measured the tests (a matrix's cached base
-        # images), and the mutant would never run
-        'process_isolation = "forkserver"',
-        'forkserver_warmup = "collect"',
         "",
     ])
     with open(copy / "pyproject.toml", "a", encoding="utf-8") as handle:
@@ -187,7 +205,7 @@ def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] =
     modules = tuple(m for m in modules if not only or m in only)
     copy = work / (name if not only else f"{name}-part")
     scratch_copy(copy)
-    configure(copy, modules, tests)
+    configure(copy, modules, tests, fresh_process=name in FRESH_PROCESS)
     env = dict(os.environ, CUDAENV_NO_CACHE="1", PYTHONDONTWRITEBYTECODE="1", MUTATION_SCORE_ROOT=str(copy))
     env.pop("CUDAENV_MATRIX_PATH", None)
     started = time.monotonic()
