@@ -76,7 +76,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_project_rules.py", "tests/unit/project/test_lock_helpers.py",
          "tests/unit/test_local_version_pins.py", "tests/unit/test_index_credentials.py",
          "tests/unit/project/test_wheels_cuda.py", "tests/unit/project/test_exclude_newer.py",
-         "tests/unit/project/test_uv_invocation.py", "tests/unit/project/test_pin_clash_rules.py"),
+         "tests/unit/project/test_uv_invocation.py", "tests/unit/project/test_pin_clash_rules.py",
+         "tests/unit/project/test_lock_outcomes.py"),
     ),
     "config": (
         ("cudaenv/project/config.py",),

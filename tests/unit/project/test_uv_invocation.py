@@ -242,7 +242,7 @@ def test_a_clash_without_a_framework_says_the_stack(tmp_path, matrix, uv):
 def test_an_unreachable_index_while_locking_is_its_own_error(tmp_path, matrix, uv):
     """DNS, refused, TLS: nothing was resolved, and the message says which index and how to fix it."""
     uv.returncode = 1
-    uv.stderr = "error: Failed to fetch: `https://pypi.org/simple/numpy/`\n  Caused by: dns error: no such host\n"
+    uv.stderr = "error: Request failed\n  cause: Failed to fetch: https://pypi.org/simple/numpy/\n  Caused by: dns error: no such host\n"
     project = make_project(tmp_path)
     with pytest.raises(IndexUnreachable, match=r"^cannot reach .*pypi.org.* \(DNS"):
         compile_requirements(project, stack_of(matrix, project))
@@ -312,7 +312,7 @@ def test_a_long_wheel_failure_is_cut_to_400_characters(tmp_path, matrix, uv):
 
 def test_an_unreachable_index_during_the_wheel_check_is_its_own_error(tmp_path, matrix, uv):
     uv.returncode = 1
-    uv.stderr = "error: Failed to fetch: `https://pypi.org/simple/numpy/`\n  Caused by: Connection refused\n"
+    uv.stderr = "error: Request failed\n  cause: Failed to fetch: https://pypi.org/simple/numpy/\n  Caused by: Connection refused\n"
     project = make_project(tmp_path)
     with pytest.raises(IndexUnreachable, match="connection refused"):
         wheel_problems(project, lock_for(project, stack_of(matrix, project), ["numpy==2.1.3"]))

@@ -1,0 +1,258 @@
+"""What ``lock_project`` and ``installable`` make of uv's pins, in process: a lock of the stack and
+its pins, a stack that follows the CUDA the wheels carry where the host runs it, a refusal naming
+the contradiction otherwise, and the answer a current lock already gave. uv is replaced by a
+stand-in that answers with fixed pins (see test_uv_invocation for what it is asked)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from cudaenv.hosts.target import project_target
+from cudaenv.matrix import load_matrix
+from cudaenv.project import load_project
+from cudaenv.project import lock as lockmod
+from cudaenv.project import wheels as wheelsmod
+from cudaenv.project.config import resolve_project
+from cudaenv.project.lock import LockError, PYPI_SIMPLE, inputs_hash, installable, lock_project, wheel_inputs
+from cudaenv.project.pins import clash_message, pin_clashes
+from cudaenv.project.wheels import manylinux_platform
+
+CU126 = "https://download.pytorch.org/whl/cu126"
+PYPI_2_15_0 = ["torch==2.15.0", "cuda-toolkit==13.2.2", "nvidia-cuda-runtime==13.2.86", "nvidia-cudnn-cu13==9.26.0.51"]
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return load_matrix(overlays=[])
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch):
+    for name in ("CUDAENV_FRAMEWORK_INDEX", "CUDAENV_PYTHON_INDEX", "CUDAENV_EXCLUDE_NEWER", "CUDAENV_DRIVER_VERSION",
+                 "CUDAENV_GPUS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+class FakeUv:
+    def __init__(self):
+        self.answers = []  # (returncode, stdout, stderr) per call; the last one repeats
+        self.calls = []
+
+    def __call__(self, argv, **kwargs):
+        frameworks = next((open(a).read() for a in argv if a.endswith("frameworks.in")), None)
+        self.calls.append({"argv": argv, "frameworks": frameworks})
+        code, out, err = self.answers[min(len(self.calls), len(self.answers)) - 1]
+        return subprocess.CompletedProcess(argv, code, out, err)
+
+
+@pytest.fixture
+def uv(monkeypatch):
+    fake = FakeUv()
+    monkeypatch.setattr(lockmod.subprocess, "run", fake)
+    return fake
+
+
+def answer(uv, *pins, code=0, stderr=""):
+    uv.answers.append((code, "".join(f"{p}\n" for p in pins), stderr))
+
+
+def project(root, torch="==2.6.0", driver="570.86.15", gpu="A100", requirements=True):
+    (root / "cudaenv.toml").write_text(
+        f'[project]\nname = "p"\n' + ('requirements = ["requirements.txt"]\n' if requirements else "")
+        + f'\n[frameworks]\ntorch = "{torch}"\n\n[target]\ndriver = "{driver}"\ngpus = ["{gpu}"]\n')
+    (root / "requirements.txt").write_text("numpy==2.1.3\n")
+    return load_project(root)
+
+
+def resolved(matrix, p):
+    return resolve_project(matrix, p, project_target(matrix, p).host)
+
+
+def test_a_lock_records_the_stack_its_pins_and_where_they_came_from(tmp_path, matrix, uv):
+    """What `cudaenv lock` writes: the stack, the target, the indexes, the platform and the pins."""
+    answer(uv, "numpy==2.1.3", "torch==2.6.0+cu126")
+    p = project(tmp_path)
+    result, lock = lock_project(p, matrix)
+    assert result.ok and result.stack == resolved(matrix, p).stack
+    assert lock.pinned == ("numpy==2.1.3", "torch==2.6.0+cu126")
+    assert lock.stack == result.stack.as_dict() and lock.matrix_revision == matrix.revision
+    assert lock.target == project_target(matrix, p).as_dict() and lock.inputs_hash == inputs_hash(p)
+    assert (lock.python_index, lock.framework_index) == (PYPI_SIMPLE, CU126)
+    assert lock.platform == manylinux_platform(result.stack)
+    assert len(uv.calls) == 1
+
+
+def test_no_stack_means_no_lock_and_no_uv(tmp_path, matrix, uv):
+    p = project(tmp_path, torch="==2.9.1", driver="450.80.02")
+    result, lock = lock_project(p, matrix)
+    assert not result.ok and lock is None and uv.calls == []
+
+
+def test_a_requirement_without_wheels_anywhere_means_no_lock(tmp_path, matrix, uv):
+    """Every candidate Python lacks a wheel: the answer is a "no" resolution, not an exception."""
+    answer(uv, code=1, stderr="  `-> Because lonely has no usable wheels, we can conclude that lonely cannot be used.\n")
+    p = project(tmp_path)
+    (tmp_path / "requirements.txt").write_text("lonely\n")
+    result, lock = lock_project(p, matrix)
+    assert not result.ok and lock is None and len(uv.calls) >= 1
+
+
+def test_two_distributions_of_one_package_are_refused(tmp_path, matrix, uv):
+    """tensorflow beside tensorflow-cpu: whichever installs last silently wins."""
+    answer(uv, "tensorflow==2.18.0", "tensorflow-cpu==2.18.0")
+    with pytest.raises(LockError, match=r"^the lock would install tensorflow==2\.18\.0 and tensorflow-cpu==2\.18\.0"):
+        lock_project(project(tmp_path), matrix)
+
+
+def test_pins_of_another_cuda_the_host_runs_are_adopted_with_a_note(tmp_path, matrix, uv):
+    """The wheels' CUDA is the truth: R580 runs CUDA 13.2 through minor-version compatibility."""
+    answer(uv, *PYPI_2_15_0)
+    p = project(tmp_path, torch="==2.15.0", driver="580.65.06")
+    first = resolved(matrix, p).stack
+    assert first.cuda == "13.0"
+    result, lock = lock_project(p, matrix)
+    assert result.ok and result.stack.cuda == "13.2" and lock.stack["cuda"] == "13.2"
+    assert lock.pinned == tuple(PYPI_2_15_0) and lock.stack == result.stack.as_dict()
+    note = result.problems[0]
+    assert note.code == "cuda-from-wheels"
+    assert note.message == ("the locked wheels carry CUDA 13.2 (cuda-toolkit==13.2.2), not the CUDA 13.0 of the build "
+                            "first chosen: the stack follows the wheels; the target's driver runs it through "
+                            "minor-version compatibility")
+    if result.stack.requirements != first.requirements:  # the adopted build's own requirements were pinned again
+        assert len(uv.calls) == 2 and uv.calls[1]["frameworks"] == "".join(f"{r}\n" for r in result.stack.requirements)
+    else:
+        assert len(uv.calls) == 1
+
+
+def test_pins_of_a_cuda_the_host_cannot_run_are_refused_saying_why(tmp_path, matrix, uv):
+    pins = ["torch==2.9.1", "cuda-toolkit==13.0.3.0"]
+    answer(uv, *pins)
+    p = project(tmp_path, torch="==2.9.1", driver="570.86.15", gpu="RTX 4090")
+    stack = resolved(matrix, p).stack
+    with pytest.raises(LockError) as caught:
+        lock_project(p, matrix)
+    message = str(caught.value)
+    expected = clash_message(pin_clashes(stack, pins), stack, stack.index_urls[0])
+    assert message.startswith(expected + " The wheels' CUDA 13.0 (cuda-toolkit==13.0.3.0) cannot be adopted: ")
+    assert "driver 570.86.15" in message and message.endswith(".")
+
+
+def test_pins_that_carry_no_cuda_are_refused_naming_the_index_that_served_them(tmp_path, matrix, uv, monkeypatch):
+    """A CPU-only build from a mirror: nothing to adopt; the index is named without its credentials."""
+    monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", "https://me:tok3n@mirror.example/cu126")
+    answer(uv, "torch==2.6.0+cpu")
+    p = project(tmp_path)
+    stack = resolved(matrix, p).stack
+    with pytest.raises(LockError) as caught:
+        lock_project(p, matrix)
+    assert str(caught.value) == clash_message(pin_clashes(stack, ["torch==2.6.0+cpu"]), stack,
+                                              "https://mirror.example/cu126")
+
+
+def test_wheel_inputs_name_the_indexes_in_the_order_uv_reads_them_without_credentials(tmp_path, matrix, monkeypatch):
+    """The page reader gets the credentials as headers, the index list never."""
+    seen = {}
+    monkeypatch.setattr(wheelsmod, "http_page_reader", lambda ca, headers: seen.update(ca=ca, headers=headers) or "reader")
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", "https://me:tok3n@pypi.example/simple")
+    p = project(tmp_path)
+    (tmp_path / "requirements.txt").write_text("numpy==2.1.3\nrequests>=2\n")
+    inputs = wheel_inputs(p, resolved(matrix, p).stack, ca_bundle="/ca.pem")
+    assert inputs.indexes == (CU126, "https://pypi.example/simple")
+    assert inputs.read_page == "reader" and seen["ca"] == "/ca.pem"
+    assert seen["headers"] == {"pypi.example": "Basic bWU6dG9rM24="}  # base64 of me:tok3n
+    assert {str(k): str(v) for k, v in inputs.exact_pins.items()} == {"numpy": "2.1.3"}
+
+
+def test_wheel_inputs_without_a_framework_index_read_the_python_index_only(tmp_path, matrix, monkeypatch):
+    monkeypatch.setattr(wheelsmod, "http_page_reader", lambda ca, headers: seen.update(headers=headers))
+    seen = {}
+    p = project(tmp_path)
+    from dataclasses import replace
+
+    inputs = wheel_inputs(p, replace(resolved(matrix, p).stack, index_urls=()))
+    assert inputs.indexes == (PYPI_SIMPLE,) and seen["headers"] == {}
+
+
+def test_installable_asks_nothing_without_requirements_or_a_stack(tmp_path, matrix, uv):
+    p = project(tmp_path, requirements=False)
+    result = resolved(matrix, p)
+    assert installable(matrix, p, project_target(matrix, p).host, result) is result
+    (tmp_path / "q").mkdir()
+    q = project(tmp_path / "q", torch="==2.9.1", driver="450.80.02")
+    bad = resolved(matrix, q)
+    assert installable(matrix, q, project_target(matrix, q).host, bad) is bad
+    assert uv.calls == []
+
+
+def test_installable_gives_the_stack_lock_would_choose(tmp_path, matrix, uv):
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    result = resolved(matrix, p)
+    chosen = installable(matrix, p, project_target(matrix, p).host, result)
+    assert chosen.ok and chosen.stack == result.stack and len(uv.calls) == 1
+
+
+def test_an_unreachable_index_leaves_the_answer_with_a_warning(tmp_path, matrix, uv):
+    answer(uv, code=1, stderr=("error: Request failed after 3 retries\n  cause: Failed to fetch: "
+                                       "https://pypi.org/simple/numpy/\n  cause: dns error\n"))
+    p = project(tmp_path)
+    result = resolved(matrix, p)
+    answered = installable(matrix, p, project_target(matrix, p).host, result)
+    assert answered.stack == result.stack and answered.problems[:-1] == result.problems
+    warning = answered.problems[-1]
+    assert warning.code == "wheels-unchecked"
+    assert warning.message.startswith("wheels not checked: cannot reach https://pypi.org/simple/ (DNS: the host name "
+                                      "does not resolve). Use a mirror you can reach")
+
+
+def test_a_clash_uv_reports_leaves_the_answer_to_lock(tmp_path, matrix, uv):
+    answer(uv, code=1, stderr="  x No solution found\n")
+    p = project(tmp_path)
+    result = resolved(matrix, p)
+    assert installable(matrix, p, project_target(matrix, p).host, result) is result
+
+
+def test_a_current_lock_answers_without_uv(tmp_path, matrix, uv):
+    """resolve DIR and plan give lock's answer without a network round trip when the lock is current."""
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    _, lock = lock_project(p, matrix)
+    p.lock_path.write_text(lock.as_toml())
+    uv.calls.clear()
+    result = resolved(matrix, p)
+    host = project_target(matrix, p).host
+    assert installable(matrix, p, host, result) is result and uv.calls == []
+    assert installable(matrix, p, host, result, constraints=p.constraints) is result and uv.calls == []
+
+
+@pytest.mark.parametrize("change", ["matrix", "inputs", "host"])
+def test_a_stale_lock_or_another_host_asks_uv_again(tmp_path, matrix, uv, change):
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    _, lock = lock_project(p, matrix)
+    text = lock.as_toml()
+    if change == "matrix":
+        text = text.replace(f'matrix_revision = "{matrix.revision}"', 'matrix_revision = "other"')
+    elif change == "inputs":
+        (tmp_path / "requirements.txt").write_text("numpy==2.1.2\n")
+    p.lock_path.write_text(text)
+    uv.calls.clear()
+    result = resolved(matrix, p)
+    host = project_target(matrix, p).host
+    if change == "host":
+        from dataclasses import replace
+
+        host = replace(host, driver="580.65.06")
+    installable(matrix, p, host, result)
+    assert len(uv.calls) == 1
+
+
+def test_an_unreadable_lock_is_no_answer(tmp_path, matrix, uv):
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    p.lock_path.write_text("format = 99\n")
+    result = resolved(matrix, p)
+    installable(matrix, p, project_target(matrix, p).host, result)
+    assert len(uv.calls) == 1
