@@ -256,3 +256,23 @@ def test_an_unreadable_lock_is_no_answer(tmp_path, matrix, uv):
     result = resolved(matrix, p)
     installable(matrix, p, project_target(matrix, p).host, result)
     assert len(uv.calls) == 1
+
+
+@pytest.mark.parametrize("mode, runs", [
+    ("native", "; the target's driver runs it natively"),
+    ("forward", "; the target's driver runs it through forward compatibility"),
+    (None, ""),
+], ids=["native", "forward", "unknown"])
+def test_the_adoption_note_says_how_the_driver_runs_the_wheels_cuda(tmp_path, matrix, mode, runs):
+    """The note says why the CUDA is not the one first chosen, and how the host's driver runs the new one."""
+    from dataclasses import replace
+
+    from cudaenv.project.lock import _adopted
+
+    p = project(tmp_path, torch="==2.15.0", driver="580.65.06")
+    first = resolved(matrix, p)
+    adopted = replace(first, stack=replace(first.stack, cuda="13.2", driver_compatibility=mode))
+    note = _adopted(adopted, first.stack, PYPI_2_15_0).problems[0]
+    assert note.message == ("the locked wheels carry CUDA 13.2 (cuda-toolkit==13.2.2), not the CUDA 13.0 of the build "
+                            f"first chosen: the stack follows the wheels{runs}")
+    assert _adopted(adopted, first.stack, PYPI_2_15_0).problems[1:] == first.problems
