@@ -78,7 +78,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_wheels_cuda.py", "tests/unit/project/test_exclude_newer.py",
          "tests/unit/project/test_uv_invocation.py", "tests/unit/project/test_pin_clash_rules.py",
          "tests/unit/project/test_lock_outcomes.py", "tests/unit/project/test_lock_file_messages.py",
-         "tests/unit/project/test_lock_staleness_reasons.py"),
+         "tests/unit/project/test_lock_staleness_reasons.py", "tests/unit/project/test_lock_input_rules.py"),
     ),
     "config": (
         ("cudaenv/project/config.py",),
