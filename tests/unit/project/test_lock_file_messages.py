@@ -124,3 +124,20 @@ def test_a_lock_that_is_not_toml_is_rewritten(tmp_path):
         read_lock(path)
     assert str(caught.value).startswith(f"{path}: not a valid cudaenv.lock (")
     assert str(caught.value).endswith(f"); {REWRITE}")
+
+
+def test_the_lock_file_says_what_it_is_and_lists_one_pin_a_line(full_lock):
+    """A committed file reviewed in diffs: the header says not to edit it and how CI checks it, and a
+    changed pin is a one-line change."""
+    text = full_lock.as_toml()
+    assert text.startswith("# cudaenv.lock: written by `cudaenv lock`; do not edit by hand.\n"
+                           "# Commit it: `cudaenv lock --check` in CI fails when it no longer matches.\n")
+    assert '\n    "numpy==2.1.3",\n    "torch==2.6.0+cu126",\n]' in text
+
+
+def test_an_unknown_target_value_is_written_empty(tmp_path, full_lock):
+    """TOML has no null: a target field the host did not say (no driver) is written as ''."""
+    from dataclasses import replace
+
+    lock = replace(full_lock, target={"driver": None, "gpus": ["A100"]})
+    assert read_lock(write(tmp_path, lock.as_toml())).target == {"driver": "", "gpus": ["A100"]}
