@@ -276,3 +276,57 @@ def test_the_adoption_note_says_how_the_driver_runs_the_wheels_cuda(tmp_path, ma
     assert note.message == ("the locked wheels carry CUDA 13.2 (cuda-toolkit==13.2.2), not the CUDA 13.0 of the build "
                             f"first chosen: the stack follows the wheels{runs}")
     assert _adopted(adopted, first.stack, PYPI_2_15_0).problems[1:] == first.problems
+
+
+NO_WHEEL_FOR_NEWEST = "  `-> Because lonely==1.0 has no usable wheels, we can conclude that lonely==1.0 cannot be used.\n"
+
+
+def lock_on_an_older_python(tmp_path, matrix, uv):
+    """A lock whose Python is older than the resolver's best: a requirement has no wheels for the newest."""
+    uv.answers += [(1, "", NO_WHEEL_FOR_NEWEST), (0, "numpy==2.1.3\n", "")]
+    p = project(tmp_path)
+    result, lock = lock_project(p, matrix)
+    best = resolved(matrix, p).stack
+    assert lock is not None and lock.stack["python"] != best.python
+    p.lock_path.write_text(lock.as_toml())
+    uv.calls.clear()
+    return p, result, lock
+
+
+def test_a_current_lock_on_an_older_python_answers_with_that_python(tmp_path, matrix, uv):
+    """resolve DIR and plan say the Python the lock moved to, and why, without asking uv again."""
+    from cudaenv.project.wheels import eol_caveat
+
+    p, locked_result, lock = lock_on_an_older_python(tmp_path, matrix, uv)
+    python = lock.stack["python"]
+    host = project_target(matrix, p).host
+    answered = installable(matrix, p, host, resolved(matrix, p))
+    assert uv.calls == [] and answered.stack.as_dict() == locked_result.stack.as_dict()
+    notes = [q for q in answered.problems if q.code == "python-from-wheels"]
+    assert [q.message for q in notes] == [f"Python {python}: the newest on which every requirement has wheels "
+                                          f"(as cudaenv.lock recorded)"]
+    caveat = eol_caveat(python)
+    assert (caveat in answered.problems) if caveat else all(q.code != "python-end-of-life" for q in answered.problems)
+    assert answered.problems.index(notes[0]) == len(answered.problems) - (2 if caveat else 1)
+
+
+def test_a_lock_on_an_older_python_is_current(tmp_path, matrix, uv):
+    """`lock --check` accepts the Python the lock moved to for wheels: the inputs hash covers that choice."""
+    from cudaenv.project.lock import current_lock
+
+    p, _, lock = lock_on_an_older_python(tmp_path, matrix, uv)
+    found, reasons = current_lock(p, matrix)
+    assert found == lock and reasons == []
+
+
+def test_a_lock_on_a_python_the_resolver_cannot_give_is_no_answer(tmp_path, matrix, uv):
+    """A lock whose recorded stack is neither the resolver's best nor its best on the lock's Python."""
+    from cudaenv.project.lock import current_lock
+
+    p, _, lock = lock_on_an_older_python(tmp_path, matrix, uv)
+    text = p.lock_path.read_text().replace(f'cuda = "{lock.stack["cuda"]}"', 'cuda = "11.8"', 1)
+    p.lock_path.write_text(text)
+    answer(uv, "numpy==2.1.3")
+    installable(matrix, p, project_target(matrix, p).host, resolved(matrix, p))
+    assert len(uv.calls) >= 1
+    assert any(r.startswith("the resolved stack changed (") for r in current_lock(p, matrix)[1])
