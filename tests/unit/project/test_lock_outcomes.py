@@ -330,3 +330,31 @@ def test_a_lock_on_a_python_the_resolver_cannot_give_is_no_answer(tmp_path, matr
     installable(matrix, p, project_target(matrix, p).host, resolved(matrix, p))
     assert len(uv.calls) >= 1
     assert any(r.startswith("the resolved stack changed (") for r in current_lock(p, matrix)[1])
+
+
+def test_no_lock_is_stale_for_want_of_one(tmp_path, matrix):
+    from cudaenv.project.lock import current_lock
+
+    assert current_lock(project(tmp_path), matrix) == (None, ["there is no cudaenv.lock"])
+
+
+def test_a_lock_whose_configuration_no_longer_resolves_says_so(tmp_path, matrix, uv):
+    from cudaenv.project.lock import current_lock
+
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    p.lock_path.write_text(lock_project(p, matrix)[1].as_toml())
+    p = project(tmp_path, torch="==2.9.1", driver="450.80.02")
+    lock, reasons = current_lock(p, matrix)
+    assert lock is not None and "the configuration no longer resolves to any stack" in reasons
+
+
+def test_a_lock_with_an_unreadable_python_is_stale_not_a_crash(tmp_path, matrix, uv):
+    """A hand-edited Python that is no version is a changed stack, not a moved one."""
+    from cudaenv.project.lock import current_lock
+
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    lock = lock_project(p, matrix)[1]
+    p.lock_path.write_text(lock.as_toml().replace(f'python = "{lock.stack["python"]}"', 'python = "three"', 1))
+    assert current_lock(p, matrix)[1] == ["the resolved stack changed (python)"]
