@@ -310,10 +310,14 @@ def test_a_current_lock_on_an_older_python_answers_with_that_python(tmp_path, ma
     assert answered.problems.index(notes[0]) == len(answered.problems) - (2 if caveat else 1)
 
 
-def test_a_lock_on_an_older_python_is_current(tmp_path, matrix, uv):
-    """`lock --check` accepts the Python the lock moved to for wheels: the inputs hash covers that choice."""
+@pytest.mark.parametrize("index", [None, CU126], ids=["own-index", "configured-index"])
+def test_a_lock_on_an_older_python_is_current(tmp_path, matrix, uv, monkeypatch, index):
+    """`lock --check` accepts the Python the lock moved to for wheels: the inputs hash covers that choice
+    (and the older Python's stack is chosen among the builds the configured index serves)."""
     from cudaenv.project.lock import current_lock
 
+    if index:
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", index)
     p, _, lock = lock_on_an_older_python(tmp_path, matrix, uv)
     found, reasons = current_lock(p, matrix)
     assert found == lock and reasons == []
