@@ -281,9 +281,10 @@ def test_the_adoption_note_says_how_the_driver_runs_the_wheels_cuda(tmp_path, ma
 NO_WHEEL_FOR_NEWEST = "  `-> Because lonely==1.0 has no usable wheels, we can conclude that lonely==1.0 cannot be used.\n"
 
 
-def lock_on_an_older_python(tmp_path, matrix, uv):
-    """A lock whose Python is older than the resolver's best: a requirement has no wheels for the newest."""
-    uv.answers += [(1, "", NO_WHEEL_FOR_NEWEST), (0, "numpy==2.1.3\n", "")]
+def lock_on_an_older_python(tmp_path, matrix, uv, newer_without_wheels=1):
+    """A lock whose Python is older than the resolver's best: a requirement has no wheels for the newest
+    ``newer_without_wheels`` Pythons."""
+    uv.answers += [(1, "", NO_WHEEL_FOR_NEWEST)] * newer_without_wheels + [(0, "numpy==2.1.3\n", "")]
     p = project(tmp_path)
     result, lock = lock_project(p, matrix)
     best = resolved(matrix, p).stack
@@ -293,11 +294,18 @@ def lock_on_an_older_python(tmp_path, matrix, uv):
     return p, result, lock
 
 
-def test_a_current_lock_on_an_older_python_answers_with_that_python(tmp_path, matrix, uv):
-    """resolve DIR and plan say the Python the lock moved to, and why, without asking uv again."""
+@pytest.mark.parametrize("newer_without_wheels, index, end_of_life", [(1, None, False), (4, CU126, True)],
+                         ids=["one-python-older", "four-pythons-older-past-its-end-of-life"])
+def test_a_current_lock_on_an_older_python_answers_with_that_python(tmp_path, matrix, uv, monkeypatch,
+                                                                    newer_without_wheels, index, end_of_life):
+    """resolve DIR and plan say the Python the lock moved to, and why (and that it gets no security fixes
+    when that is so), without asking uv again."""
     from cudaenv.project.wheels import eol_caveat
 
-    p, locked_result, lock = lock_on_an_older_python(tmp_path, matrix, uv)
+    if index:
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", index)
+    p, locked_result, lock = lock_on_an_older_python(tmp_path, matrix, uv, newer_without_wheels)
+    assert (eol_caveat(lock.stack["python"]) is not None) is end_of_life
     python = lock.stack["python"]
     host = project_target(matrix, p).host
     answered = installable(matrix, p, host, resolved(matrix, p))
@@ -362,3 +370,21 @@ def test_a_lock_with_an_unreadable_python_is_stale_not_a_crash(tmp_path, matrix,
     lock = lock_project(p, matrix)[1]
     p.lock_path.write_text(lock.as_toml().replace(f'python = "{lock.stack["python"]}"', 'python = "three"', 1))
     assert current_lock(p, matrix)[1] == ["the resolved stack changed (python)"]
+
+
+def test_a_lock_with_the_hash_cudaenv_0_1_0_wrote_still_answers(tmp_path, matrix, uv):
+    """Locks written before [run] keys were split still count as current: no uv round trip."""
+    from dataclasses import replace
+
+    answer(uv, "numpy==2.1.3")
+    (tmp_path / "requirements.txt").write_text("numpy==2.1.3\n")
+    p = project(tmp_path)
+    (tmp_path / "cudaenv.toml").write_text((tmp_path / "cudaenv.toml").read_text() + '\n[run]\ngpus = "1"\n')
+    p = load_project(tmp_path)
+    _, lock = lock_project(p, matrix)
+    old = replace(lock, inputs_hash=inputs_hash(p, whole_run=True), inputs=())
+    assert old.inputs_hash != lock.inputs_hash
+    p.lock_path.write_text(old.as_toml())
+    uv.calls.clear()
+    result = resolved(matrix, p)
+    assert installable(matrix, p, project_target(matrix, p).host, result) is result and uv.calls == []
