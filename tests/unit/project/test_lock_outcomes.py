@@ -388,3 +388,30 @@ def test_a_lock_with_the_hash_cudaenv_0_1_0_wrote_still_answers(tmp_path, matrix
     uv.calls.clear()
     result = resolved(matrix, p)
     assert installable(matrix, p, project_target(matrix, p).host, result) is result and uv.calls == []
+
+
+def test_a_lock_whose_pins_carry_no_cuda_it_could_follow_is_stale(tmp_path, matrix):
+    """A CPU-only torch under a CUDA stack: nothing to adopt, so the contradiction is the reason."""
+    from cudaenv.project.lock import current_lock, make_lock
+
+    p = project(tmp_path)
+    stack = resolved(matrix, p).stack
+    p.lock_path.write_text(make_lock(p, stack, matrix_revision=matrix.revision, target={},
+                                     pinned=["torch==2.6.0+cpu"]).as_toml())
+    assert current_lock(p, matrix)[1] == [
+        f"the locked packages contradict the locked stack: torch==2.6.0+cpu carries a CPU-only build, but the stack "
+        f"is CUDA {stack.cuda}"]
+
+
+def test_a_lock_that_follows_its_wheels_cuda_but_still_contradicts_them_is_not_current(tmp_path, matrix):
+    """Adopting the wheels' CUDA makes a lock current only when no pin contradicts the adopted stack."""
+    from cudaenv.project.lock import current_lock, make_lock, wheels_stack
+
+    p = project(tmp_path, torch="==2.15.0", driver="580.65.06")
+    first = resolved(matrix, p).stack
+    pins = PYPI_2_15_0 + ["nvidia-cudnn-cu12==9.1.0.70"]
+    adopted = wheels_stack(matrix, p, project_target(matrix, p).host, first, pins)
+    assert adopted.ok and pin_clashes(adopted.stack, pins)
+    p.lock_path.write_text(make_lock(p, adopted.stack, matrix_revision=matrix.revision, target={},
+                                     pinned=pins).as_toml())
+    assert any(r.startswith("the resolved stack changed (") for r in current_lock(p, matrix)[1])
