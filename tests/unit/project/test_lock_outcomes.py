@@ -415,3 +415,18 @@ def test_a_lock_that_follows_its_wheels_cuda_but_still_contradicts_them_is_not_c
     p.lock_path.write_text(make_lock(p, adopted.stack, matrix_revision=matrix.revision, target={},
                                      pinned=pins).as_toml())
     assert any(r.startswith("the resolved stack changed (") for r in current_lock(p, matrix)[1])
+
+
+def test_a_stale_adopted_lock_names_only_what_differs_from_the_adopted_stack(tmp_path, matrix, uv):
+    """The adopted stack is the one to compare with: the first choice's other CUDA is no change."""
+    from cudaenv.project.lock import current_lock
+
+    answer(uv, *PYPI_2_15_0)
+    p = project(tmp_path, torch="==2.15.0", driver="580.65.06")
+    _, lock = lock_project(p, matrix)
+    assert current_lock(p, matrix)[1] == ["there is no cudaenv.lock"]
+    p.lock_path.write_text(lock.as_toml())
+    assert current_lock(p, matrix)[1] == []
+    p.lock_path.write_text(lock.as_toml().replace(f'base_image = "{lock.stack["base_image"]}"',
+                                                  'base_image = "python:3.0-slim"', 1))
+    assert current_lock(p, matrix)[1] == ["the resolved stack changed (base_image)"]
