@@ -430,3 +430,21 @@ def test_a_stale_adopted_lock_names_only_what_differs_from_the_adopted_stack(tmp
     p.lock_path.write_text(lock.as_toml().replace(f'base_image = "{lock.stack["base_image"]}"',
                                                   'base_image = "python:3.0-slim"', 1))
     assert current_lock(p, matrix)[1] == ["the resolved stack changed (base_image)"]
+
+
+@pytest.mark.parametrize("index", [None, "https://download.pytorch.org/whl/cu130"], ids=["own-index", "configured-index"])
+def test_wheels_carrying_the_stacks_own_cuda_adopt_nothing(tmp_path, matrix, monkeypatch, index):
+    """Only another CUDA is something to follow; the same one leaves the stack as chosen."""
+    from cudaenv.project.lock import wheels_stack
+
+    if index:
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", index)
+    p = project(tmp_path, torch="==2.15.0", driver="580.65.06")
+    first = resolved(matrix, p).stack
+    host = project_target(matrix, p).host
+    assert wheels_stack(matrix, p, host, first, ["torch==2.15.0+cu130", "cuda-toolkit==13.0.2"]) is None
+    adopted = wheels_stack(matrix, p, host, first, PYPI_2_15_0)
+    if index is None:
+        assert adopted.ok and adopted.stack.cuda == "13.2" and adopted.stack.python == first.python
+    else:  # the configured index serves the cu130 build only: there is no CUDA 13.2 build to adopt
+        assert not adopted.ok
