@@ -42,7 +42,7 @@ class FakeUv:
 
     def __call__(self, argv, **kwargs):
         frameworks = next((open(a).read() for a in argv if a.endswith("frameworks.in")), None)
-        self.calls.append({"argv": argv, "frameworks": frameworks})
+        self.calls.append({"argv": argv, "frameworks": frameworks, "env": kwargs.get("env", {})})
         code, out, err = self.answers[min(len(self.calls), len(self.answers)) - 1]
         return subprocess.CompletedProcess(argv, code, out, err)
 
@@ -448,3 +448,34 @@ def test_wheels_carrying_the_stacks_own_cuda_adopt_nothing(tmp_path, matrix, mon
         assert adopted.ok and adopted.stack.cuda == "13.2" and adopted.stack.python == first.python
     else:  # the configured index serves the cu130 build only: there is no CUDA 13.2 build to adopt
         assert not adopted.ok
+
+
+def test_other_constraints_than_the_projects_are_not_answered_by_its_lock(tmp_path, matrix, uv):
+    """`resolve DIR --python 3.11`: the lock answered another question, so uv is asked."""
+    from dataclasses import replace
+
+    from packaging.specifiers import SpecifierSet
+
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    p.lock_path.write_text(lock_project(p, matrix)[1].as_toml())
+    uv.calls.clear()
+    host = project_target(matrix, p).host
+    other = replace(p.constraints, python=SpecifierSet("==3.11"))
+    result = resolve_project(matrix, p, host, other)
+    chosen = installable(matrix, p, host, result, constraints=other)
+    assert len(uv.calls) == 1 and chosen.stack.python == "3.11"
+
+
+def test_checking_wheels_trusts_the_projects_ca_certificate(tmp_path, matrix, uv, monkeypatch):
+    """uv is handed [build] ca_cert both when resolve/plan check wheels and when lock pins."""
+    monkeypatch.setattr(wheelsmod, "http_page_reader", lambda ca, headers: None)  # no pages are read here
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    (tmp_path / "ca.pem").write_text("")
+    (tmp_path / "cudaenv.toml").write_text((tmp_path / "cudaenv.toml").read_text() + '\n[build]\nca_cert = "ca.pem"\n')
+    p = load_project(tmp_path)
+    installable(matrix, p, project_target(matrix, p).host, resolved(matrix, p))
+    assert uv.calls[-1]["env"]["SSL_CERT_FILE"] == str(p.build.ca_cert)
+    lock_project(p, matrix)
+    assert uv.calls[-1]["env"]["SSL_CERT_FILE"] == str(p.build.ca_cert)
