@@ -479,3 +479,20 @@ def test_checking_wheels_trusts_the_projects_ca_certificate(tmp_path, matrix, uv
     assert uv.calls[-1]["env"]["SSL_CERT_FILE"] == str(p.build.ca_cert)
     lock_project(p, matrix)
     assert uv.calls[-1]["env"]["SSL_CERT_FILE"] == str(p.build.ca_cert)
+
+
+@pytest.mark.parametrize("cuda, adopts", [(">=13.0", True), ("<13.2", False)], ids=["allows", "excludes"])
+def test_the_projects_cuda_range_decides_whether_the_wheels_cuda_may_be_followed(tmp_path, matrix, cuda, adopts):
+    """[cuda] version is the user's word: wheels carrying a CUDA outside it are not followed."""
+    from cudaenv.project.lock import wheels_stack
+
+    (tmp_path / "cudaenv.toml").write_text(
+        '[project]\nname = "p"\n\n[frameworks]\ntorch = "==2.15.0"\n\n'
+        f'[cuda]\nversion = "{cuda}"\n\n[target]\ndriver = "580.65.06"\ngpus = ["A100"]\n')
+    p = load_project(tmp_path)
+    first = resolved(matrix, p).stack
+    adopted = wheels_stack(matrix, p, project_target(matrix, p).host, first, PYPI_2_15_0)
+    if adopts:
+        assert adopted.ok and adopted.stack.cuda == "13.2"
+    else:
+        assert adopted is None
