@@ -496,3 +496,19 @@ def test_the_projects_cuda_range_decides_whether_the_wheels_cuda_may_be_followed
         assert adopted.ok and adopted.stack.cuda == "13.2"
     else:
         assert adopted is None
+
+
+@pytest.mark.parametrize("index", [None, CU126], ids=["own-index", "configured-index"])
+def test_lock_resolves_the_constraints_it_is_given(tmp_path, matrix, uv, monkeypatch, index):
+    """`init` locks what it detected (here: Python 3.11), not the project's own constraints."""
+    from dataclasses import replace
+
+    from packaging.specifiers import SpecifierSet
+
+    if index:
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", index)
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    result, lock = lock_project(p, matrix, replace(p.constraints, python=SpecifierSet("==3.11")))
+    assert result.stack.python == "3.11" and lock.stack["python"] == "3.11"
+    assert lock.framework_index == CU126 and lock.platform == manylinux_platform(result.stack)
