@@ -512,3 +512,15 @@ def test_lock_resolves_the_constraints_it_is_given(tmp_path, matrix, uv, monkeyp
     result, lock = lock_project(p, matrix, replace(p.constraints, python=SpecifierSet("==3.11")))
     assert result.stack.python == "3.11" and lock.stack["python"] == "3.11"
     assert lock.framework_index == CU126 and lock.platform == manylinux_platform(result.stack)
+
+
+def test_wheels_that_contradict_even_the_stack_they_carry_are_refused(tmp_path, matrix, uv):
+    """Following the wheels' CUDA helps only if nothing then contradicts it: a cuDNN built for CUDA 12
+    beside CUDA 13.2 wheels is refused with the first stack's contradictions, nothing about adopting."""
+    pins = PYPI_2_15_0 + ["nvidia-cudnn-cu12==9.1.0.70"]
+    answer(uv, *pins)
+    p = project(tmp_path, torch="==2.15.0", driver="580.65.06")
+    stack = resolved(matrix, p).stack
+    with pytest.raises(LockError) as caught:
+        lock_project(p, matrix)
+    assert str(caught.value) == clash_message(pin_clashes(stack, pins), stack, stack.index_urls[0])
