@@ -524,3 +524,25 @@ def test_wheels_that_contradict_even_the_stack_they_carry_are_refused(tmp_path, 
     with pytest.raises(LockError) as caught:
         lock_project(p, matrix)
     assert str(caught.value) == clash_message(pin_clashes(stack, pins), stack, stack.index_urls[0])
+
+
+def test_following_the_wheels_cuda_keeps_the_framework_release_and_python(tmp_path, matrix):
+    """Only the CUDA moves: the release and the Python the lock chose (an older one, for wheels) stay,
+    even where the project's own range would allow newer ones."""
+    from dataclasses import replace
+
+    from packaging.specifiers import SpecifierSet
+
+    from cudaenv.project.lock import wheels_stack
+    from cudaenv.resolver.resolve import resolve
+
+    p = project(tmp_path, torch=">=2.9", driver="580.65.06")
+    host = project_target(matrix, p).host
+    best = resolved(matrix, p).stack
+    chosen = resolve(matrix, replace(p.constraints, python=SpecifierSet("==3.11"),
+                                     frameworks=(("torch", SpecifierSet("==2.9.1")),)), host).stack
+    assert chosen.python == "3.11" and dict(chosen.frameworks)["torch"] == "2.9.1" != dict(best.frameworks)["torch"]
+    assert chosen.cuda != "12.6"
+    adopted = wheels_stack(matrix, p, host, chosen, ["torch==2.9.1+cu126"])
+    assert adopted.ok and adopted.stack.cuda == "12.6"
+    assert adopted.stack.frameworks == chosen.frameworks and adopted.stack.python == "3.11"
