@@ -546,3 +546,14 @@ def test_following_the_wheels_cuda_keeps_the_framework_release_and_python(tmp_pa
     adopted = wheels_stack(matrix, p, host, chosen, ["torch==2.9.1+cu126"])
     assert adopted.ok and adopted.stack.cuda == "12.6"
     assert adopted.stack.frameworks == chosen.frameworks and adopted.stack.python == "3.11"
+
+
+def test_a_lock_on_a_python_no_stack_has_is_no_answer(tmp_path, matrix, uv):
+    """A lock recording a Python the matrix has no build for (hand-edited, or an old matrix): uv is asked."""
+    answer(uv, "numpy==2.1.3")
+    p = project(tmp_path)
+    lock = lock_project(p, matrix)[1]
+    p.lock_path.write_text(lock.as_toml().replace(f'python = "{lock.stack["python"]}"', 'python = "3.6"', 1))
+    uv.calls.clear()
+    installable(matrix, p, project_target(matrix, p).host, resolved(matrix, p))
+    assert len(uv.calls) == 1
