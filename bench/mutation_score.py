@@ -82,7 +82,11 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cudaenv/project/lock.py", "cudaenv/project/pins.py"),
         ("tests/unit/project/test_lock_validation.py", "tests/unit/project/test_lock_pins_match_stack.py",
          "tests/unit/project/test_project_rules.py", "tests/unit/project/test_lock_helpers.py",
-         "tests/unit/test_local_version_pins.py", "tests/unit/test_index_credentials.py"),
+         "tests/unit/test_local_version_pins.py", "tests/unit/test_index_credentials.py",
+         "tests/unit/project/test_wheels_cuda.py", "tests/unit/project/test_exclude_newer.py",
+         "tests/unit/project/test_uv_invocation.py", "tests/unit/project/test_pin_clash_rules.py",
+         "tests/unit/project/test_lock_outcomes.py", "tests/unit/project/test_lock_file_messages.py",
+         "tests/unit/project/test_lock_staleness_reasons.py", "tests/unit/project/test_lock_input_rules.py"),
     ),
     "config": (
         ("cudaenv/project/config.py",),

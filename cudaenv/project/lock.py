@@ -146,7 +146,7 @@ def read_lock(path: Path) -> Lock | None:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc}); run `cudaenv lock` to rewrite it") from exc
     fmt = data.get("format")
-    if fmt != LOCK_FORMAT:
+    if fmt != LOCK_FORMAT or type(fmt) is not int:  # true and 1.0 equal 1 in Python, but are no format
         writer = data.get("cudaenv")
         by = f"cudaenv {writer}" if isinstance(writer, str) and len(writer) < 40 else "an unknown cudaenv"
         what = (f"format {fmt}" if isinstance(fmt, int) and not isinstance(fmt, bool) else f"format {fmt!r}"
