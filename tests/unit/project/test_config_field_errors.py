@@ -477,3 +477,64 @@ def test_parse_config_reports_against_the_label_it_is_given(tmp_path):
     with pytest.raises(ConfigError) as caught:
         parse_config(tmp_path, {"run": {"ipc": "none"}}, "LABEL", None)
     assert str(caught.value) == "LABEL: run.ipc: expected host, private or shareable, got 'none'"
+
+
+def test_resolve_project_explains_a_no_by_default(tmp_path):
+    """`cudaenv resolve` on a project says which filter rejected the stacks, as resolve() does."""
+    from tests.unit.resolver.helpers import codes, host, matrix
+
+    from cudaenv.resolver.resolve import resolve
+
+    project = load_project(write(tmp_path, '[frameworks]\ntorch = "2.6"\n'))
+    old = host(driver="418.40.04")
+    expected = codes(resolve(matrix(), project.constraints, old))
+    assert expected != ["no-stack"]
+    assert codes(resolve_project(matrix(), project, old)) == expected
+    assert codes(resolve_project(matrix(), project, old, explain=False)) == ["no-stack"]
+
+
+def test_project_constraints_add_what_the_framework_index_serves(tmp_path, monkeypatch):
+    """Resolution chooses among the builds the project's index has, unless the caller already said."""
+    from dataclasses import replace
+
+    from cudaenv.project.config import project_constraints
+    from cudaenv.project.served import INDEX_ENV, MIRRORS_ENV, served_by
+    from tests.unit.resolver.helpers import matrix
+
+    monkeypatch.delenv(INDEX_ENV, raising=False)
+    monkeypatch.delenv(MIRRORS_ENV, raising=False)
+    project = load_project(write(tmp_path, '[frameworks]\ntorch = "2.6"\n\n[build]\n'
+                                 'framework_index = "https://download.pytorch.org/whl/cu124"\n'))
+    served = served_by(matrix(), project)
+    assert served is not None
+    assert project_constraints(matrix(), project) == replace(project.constraints, framework_index=served)
+    flags = replace(project.constraints, python=SpecifierSet("==3.11"))
+    assert project_constraints(matrix(), project, flags) == replace(flags, framework_index=served)
+    chosen = replace(flags, framework_index="https://pypi.org/simple")
+    assert project_constraints(matrix(), project, chosen) == chosen
+
+
+def test_exclude_newer_is_read_from_the_lock_table(tmp_path):
+    """[lock] exclude_newer reaches the lock (uv's --exclude-newer); a bad value names lock.exclude_newer."""
+    assert load_project(write(tmp_path, '[lock]\nexclude_newer = "2026-11-20"\n')).exclude_newer == "2026-11-20"
+    assert load_project(write(tmp_path, '[project]\nname = "x"\n')).exclude_newer is None
+    with pytest.raises(ConfigError) as caught:
+        load_project(write(tmp_path, '[lock]\nexclude_newer = "last week"\n'))
+    assert str(caught.value).startswith(f"{tmp_path / 'cudaenv.toml'}: lock.exclude_newer: expected a date")
+
+
+@pytest.mark.parametrize("length, accepted", [(4095, True), (4096, False)], ids=["4095", "4096"])
+def test_a_file_name_of_path_max_characters_is_not_looked_up(tmp_path, length, accepted):
+    """Names of 4096 characters or more (PATH_MAX) are refused before the file system sees them,
+    even when they would normalize to a real file."""
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    (tmp_path / "ca.pem").write_text("x\n")
+    for key, name in (("project]\nrequirements", "requirements.txt"), ("build]\nca_cert", "ca.pem")):
+        item = "./" * ((length - len(name)) // 2) + "/" * ((length - len(name)) % 2) + name
+        assert len(item) == length
+        text = f'[{key} = {[item]!r}\n'.replace("'", '"') if "requirements" in key else f'[{key} = "{item}"\n'
+        if accepted:
+            load_project(write(tmp_path, text))
+        else:
+            with pytest.raises(ConfigError, match="does not exist"):
+                load_project(write(tmp_path, text))
