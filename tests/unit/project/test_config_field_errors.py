@@ -90,7 +90,10 @@ FIELD_ERRORS = {
     "gpus list": ('[run]\ngpus = [0, 1]\n', f"run.gpus: expected {GPUS}, got [0, 1]"),
     "gpus words": ('[run]\ngpus = "some"\n',
                    "run.gpus: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>"),
-    "gpus zero": ('[run]\ngpus = 0\n', "run.gpus: say --gpus none for that, or device=0 for the first GPU"),
+    "gpus zero": ('[run]\ngpus = 0\n', "run.gpus: 0 would give the container no GPU: say none for that, or device=0 for "
+                  "the first GPU"),
+    "gpus with a colon": ('[run]\ngpus = "device: 1"\n',
+                          "run.gpus: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>"),
     "shm not a string": ('[run]\nshm_size = 8\n', "run.shm_size: expected a string, got 8"),
     "shm bad": ('[run]\nshm_size = "8 GB"\n', "run.shm_size: expected a size like 8g or 512m, got '8 GB'"),
     "ipc not a string": ('[run]\nipc = true\n', "run.ipc: expected a string, got True"),
