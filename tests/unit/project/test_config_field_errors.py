@@ -391,12 +391,13 @@ def test_a_ulimit_is_soft_and_hard_within_what_the_kernel_holds(value, soft, har
     (LIMIT + 1, f"ulimit nofile: expected -1 (unlimited) or 0 to {LIMIT}, got {LIMIT + 1}"),
     (f"0:{LIMIT + 1}", f"ulimit nofile: expected -1 (unlimited) or 0 to {LIMIT}, got '0:{LIMIT + 1}'"),
     ("0:-2", f"ulimit nofile: expected -1 (unlimited) or 0 to {LIMIT}, got '0:-2'"),
+    ("-2:5", f"ulimit nofile: expected -1 (unlimited) or 0 to {LIMIT}, got '-2:5'"),
     ("4096:1024", "ulimit nofile: the soft limit 4096 is above the hard limit 1024"),
     ("-1:1024", "ulimit nofile: the soft limit -1 is above the hard limit 1024"),
     (True, "ulimit nofile: expected a number or 'soft:hard' (-1 for unlimited), got True"),
     ("1024:", "ulimit nofile: expected a number or 'soft:hard' (-1 for unlimited), got '1024:'"),
     (1.5, "ulimit nofile: expected a number or 'soft:hard' (-1 for unlimited), got 1.5"),
-], ids=["below-unlimited", "above-rlim", "hard-above-rlim", "hard-below-unlimited", "soft-above-hard",
+], ids=["below-unlimited", "above-rlim", "hard-above-rlim", "hard-below-unlimited", "soft-below-unlimited", "soft-above-hard",
         "unlimited-soft-finite-hard", "bool", "empty-hard", "float"])
 def test_a_ulimit_out_of_range_or_inverted_is_refused(value, message):
     """The engine would refuse these at `docker run`; say so when the file is read, naming the limit."""
