@@ -90,7 +90,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "config": (
         ("cudaenv/project/config.py",),
-        ("tests/unit/project/test_config.py", "tests/unit/project/test_project_rules.py",
+        ("tests/unit/project/test_config.py", "tests/unit/project/test_config_field_errors.py",
+         "tests/unit/project/test_project_rules.py",
          "tests/unit/test_run_options.py", "tests/unit/render/test_quoting.py"),
     ),
     "render": (

@@ -343,7 +343,9 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     try:
         parse_gpus(gpus_text)
     except UserError as exc:
-        raise ConfigError(f"{where}: run.gpus: {str(exc).split(': ', 1)[-1]}") from exc
+        # the flag's message, said of the field: a value with ": " in it must not cut the message there
+        detail = str(exc).removeprefix(f"--gpus {gpus_text!r}: ").replace("--gpus ", "")
+        raise ConfigError(f"{where}: run.gpus: {detail}") from exc
     shm = reader.str(run, "run", "shm_size", "8g")
     if not SHM_SIZE.fullmatch(shm):
         raise reader.fail("run.shm_size", "a size like 8g or 512m", shm)
