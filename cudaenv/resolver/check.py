@@ -105,11 +105,10 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
 def _devel_caveat(matrix, cuda: str, gpu) -> str:
     """What code compiled in a devel image does on a GPU its nvcc cannot target: binary
     compatibility covers a newer minor of a major nvcc knows; a newer major runs only PTX."""
-    bounds = gpu_rules.toolkit_range(matrix, cuda)
-    newest = bounds[1] if bounds else None
+    newest = gpu_rules.toolkit_range(matrix, cuda)[1]  # check_stack has refused a CUDA the matrix lacks
     head = f"nvcc of CUDA {cuda} cannot target {gpu.label} natively; "
-    if newest and newest.split(".")[0] == gpu.compute_capability.split(".")[0]:
+    if newest.split(".")[0] == gpu.compute_capability.split(".")[0]:
         return head + f"code compiled in this image for {_sm(newest)} runs on it by binary compatibility"
-    target = f"compute_{newest.replace('.', '')}" if newest else "the newest compute capability nvcc knows"
+    target = f"compute_{newest.replace('.', '')}"
     return head + (f"code compiled in this image runs on it only as PTX the driver JIT-compiles (build with "
                    f"{target} PTX, e.g. -gencode arch={target},code={target})")
