@@ -393,7 +393,8 @@ def test_the_header_is_one_block_of_comments_and_sbatch_options(runtime):
 
 
 @pytest.mark.parametrize("runtime, assigned", [("pyxis", "A='$x'"), ("apptainer", "APPTAINERENV_A='\\$x'"),
-                                               ("docker", "--env A='$x'")], ids=lambda v: f"{v}-case")
+                                               ("docker", "--env A='$x'")],
+                         ids=["pyxis-runtime", "apptainer-runtime", "docker-runtime"])  # plain ids: bench/mutation_score.py
 def test_quoted_values_reach_the_script_as_shell_text(runtime, assigned):
     """The filters quote for the shell; nothing else may rewrite the text (no HTML escaping of ' or &)."""
     text = render_script(job(runtime=runtime, env={"A": "$x"}, command=("echo", "a b", "&")))
