@@ -39,7 +39,7 @@ class Layered:
 
     @property
     def is_base(self) -> bool:
-        return is_stack_base(self.info) or (self.recorded_base and _base_labels(self.info))
+        return counts_as_base(self.info, self.recorded_base)
 
     @property
     def name(self) -> str:
@@ -52,6 +52,11 @@ class Layered:
     def sits_on(self, base: "Layered") -> bool:
         depth = len(base.chain)
         return 0 < depth <= len(self.chain) and self.chain[depth - 1] == base.chain[-1]
+
+
+def counts_as_base(info: ImageInfo, recorded_base: bool) -> bool:
+    """A stack base by its own tag, or one a project image cudaenv built records as its base."""
+    return is_stack_base(info) or (recorded_base and _base_labels(info))
 
 
 def _base_labels(info: ImageInfo) -> bool:
@@ -198,10 +203,10 @@ def inventory(engine: Engine, *, only: Sequence[str] = ()) -> Inventory:
         for info in engine.images(label):
             found.setdefault(info.id, info)
     ids = []
+    recorded = recorded_bases(found.values()) if only else set()
     for reference in only:
         info = engine.image_info(reference)
-        if info is None or not (is_stack_base(info) or (info.id in recorded_bases(found.values())
-                                                          and _base_labels(info))):
+        if info is None or not counts_as_base(info, info.id in recorded):
             raise UserError(f"--base {reference}: not a local cudaenv stack base (see `cudaenv images`)")
         found.setdefault(info.id, info)
         ids.append(info.id)
