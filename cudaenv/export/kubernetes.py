@@ -401,7 +401,7 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
         raise UserError(f"--replicas: expected a count from 0, got {replicas}")
     if backoff_limit is not None and not 0 <= backoff_limit <= MAX_ID:
         raise UserError(f"--backoff-limit: expected a count from 0, got {backoff_limit}")
-    count, gpus_note = gres_count(gpus, project.run.gpus, where)
+    count, gpus_note = gres_count(gpus, project.run.gpus, where, picker="the NVIDIA device plugin")
     command = tuple(command) or tuple(project.run.command)
     if not command:
         raise UserError(f"nothing to run: give the command after `--`, or set [run] command in {where}")

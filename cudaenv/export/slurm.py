@@ -90,10 +90,10 @@ def check_time(value: str | None) -> str | None:
     return checked(value, SLURM_TIME, "--time", "a Slurm time limit like 90, 4:00:00 or 2-12:00:00")
 
 
-def gres_count(cli_gpus: int | None, run_gpus: str, where: str) -> tuple[int, str]:
-    """The ``--gres=gpu:N`` count and a note on where it came from. A cluster allocates counts, so
-    ``[run] gpus`` maps as: N / auto:N -> N; device ids -> how many; all/auto -> 1 (a shared node
-    has no "all"); none -> 0 (no GRES line)."""
+def gres_count(cli_gpus: int | None, run_gpus: str, where: str, *, picker: str = "Slurm") -> tuple[int, str]:
+    """The ``--gres=gpu:N`` count (or a pod's GPU limit) and a note on where it came from. A cluster
+    allocates counts, so ``[run] gpus`` maps as: N / auto:N -> N; device ids -> how many, and
+    ``picker`` (the scheduler) picks which; all/auto -> 1 (a shared node has no "all"); none -> 0."""
     if cli_gpus is not None:
         if cli_gpus < 0:
             raise UserError(f"--gpus: expected a GPU count (0 for none), got {cli_gpus}")
@@ -109,7 +109,7 @@ def gres_count(cli_gpus: int | None, run_gpus: str, where: str) -> tuple[int, st
     if kind == "count" or (kind == "auto" and isinstance(value, int)):
         return int(value), f"from [run] gpus = {run_gpus!r}"
     if kind == "ids":
-        return len(value), f"[run] gpus = {run_gpus!r} names {len(value)} device(s); Slurm picks which"
+        return len(value), f"[run] gpus = {run_gpus!r} names {len(value)} device(s); {picker} picks which"
     return 1, f"[run] gpus = {run_gpus!r} has no meaning on a shared node: 1 GPU (pass --gpus N for more)"
 
 

@@ -225,6 +225,8 @@ def test_pyxis_image_uses_enroots_registry_separator(project, env):
     ("ghcr.io/team/img:1@sha256:" + "a" * 64, "ghcr.io#team/img:sha256:" + "a" * 64),
     ("127.0.0.1:5000/ml/det@sha256:" + "b" * 64, "127.0.0.1:5000#ml/det:sha256:" + "b" * 64),
     ("team/img@sha256:" + "c" * 64, "team/img:sha256:" + "c" * 64),
+    ("img:1@sha256:" + "d" * 64, "img:sha256:" + "d" * 64),  # no path: the tag is in the only part
+    ("127.0.0.1:5000/ml/det:1@sha256:" + "e" * 64, "127.0.0.1:5000#ml/det:sha256:" + "e" * 64),  # the tag's colon, not the port's
     ("127.0.0.1:5000/library/python:3.11", "127.0.0.1:5000#library/python:3.11"),
     ("localhost/img", "localhost#img"),
     ("team/img:2", "team/img:2"),  # Docker Hub: enroot's default registry, no separator

@@ -107,6 +107,12 @@ def test_gres_count_comes_from_the_flag_or_run_gpus(cli, run_gpus, expected):
     assert gres_count(cli, run_gpus, WHERE) == expected
 
 
+def test_device_ids_say_which_scheduler_picks_the_devices():
+    """Neither a cluster nor a node's device plugin takes device ids; the note names who picks."""
+    assert gres_count(None, "0,1", WHERE, picker="the NVIDIA device plugin") == \
+        (2, "[run] gpus = '0,1' names 2 device(s); the NVIDIA device plugin picks which")
+
+
 def test_gres_count_refusals_name_the_flag_or_the_field():
     assert message(gres_count, -1, "2", WHERE) == "--gpus: expected a GPU count (0 for none), got -1"
     assert message(gres_count, None, "lots", WHERE).startswith(f"{WHERE}: run.gpus: ")
@@ -401,3 +407,64 @@ def test_quoted_values_reach_the_script_as_shell_text(runtime, assigned):
     lines = [line.strip() for line in text.splitlines()]
     assert f"{assigned} \\" in lines
     assert "echo 'a b' '&'" in text
+
+
+# --- what a feature's nodes are judged on, and where errors point ---------------------------------
+
+
+def test_a_features_gpu_is_judged_with_its_driver_and_every_reason_is_kept(locked, matrix):
+    """A K80 feature on a current driver is refused for its GPU (Kepler is gone from R550 and from
+    CUDA 12's libraries), not accepted on its driver alone; each refusal keeps all its reasons."""
+    from cudaenv.resolver.check import check_stack
+    from cudaenv.resolver.model import Host
+
+    project, _, stack = locked
+    features = site_features(matrix, {"k80": {"gpu": "K80", "driver": "550.54.15"},
+                                      "a100": {"gpu": "A100", "driver": "550.54.15"},
+                                      "cc35": {"compute_capability": "3.5", "driver": "470.82.01"}}, WHERE)
+    why = {f.name: check_stack(matrix, stack, Host(f.driver, (f.gpu,))).reasons for f in features}
+    assert len(why["k80"]) >= 2 and len(why["cc35"]) >= 2
+    usable, refused = constraint_for(matrix, stack, features)
+    assert usable == ("a100",)
+    assert refused == ("k80: " + "; ".join(why["k80"]), "cc35: " + "; ".join(why["cc35"]))
+    with pytest.raises(NoNodeFeature) as caught:
+        constraint_for(matrix, stack, (features[0], features[2]))
+    assert str(caught.value) == "no node feature in [cluster.slurm.features] can run this stack: " + " | ".join(refused)
+
+
+def with_features(project, table):
+    return SimpleNamespace(**{**vars(project), "raw": {"cluster": {"slurm": {"features": table}}}})
+
+
+def test_every_usable_feature_is_named_in_the_note(locked, matrix):
+    project, _, stack = locked
+    made = build_job(with_features(project, {"a100": {"gpu": "A100", "driver": "550.54.15"},
+                                             "h100": {"gpu": "H100", "driver": "550.54.15"}}),
+                     matrix, stack, runtime="pyxis", image=IMAGE)
+    assert made.constraint == ("a100", "h100")
+    assert made.constraint_note == "node features that run it: a100, h100"
+
+
+def test_no_constraint_reads_no_feature_table(locked, matrix):
+    """--no-constraint: the table is not judged at all, so features that cannot run the stack (or
+    a table that is not one) do not stop the script."""
+    project, _, stack = locked
+    none_fits = with_features(project, {"k80": {"gpu": "K80", "driver": "550.54.15"}})
+    made = build_job(none_fits, matrix, stack, runtime="pyxis", image=IMAGE, use_features=False)
+    assert (made.constraint, made.refused_features) == ((), ())
+    with pytest.raises(NoNodeFeature) as caught:
+        build_job(none_fits, matrix, stack, runtime="pyxis", image=IMAGE)
+    assert str(caught.value).startswith("no node feature in [cluster.slurm.features] can run this stack: k80: ")
+
+
+def test_job_errors_from_the_project_name_its_file(locked, matrix):
+    project, _, stack = locked
+    where = str(project.config_path)
+    assert message(build_job, with_features(project, ["a100"]), matrix, stack, runtime="pyxis", image=IMAGE) \
+        .startswith(f"{where}: cluster.slurm.features: expected a table")
+    assert message(job, project=fake_project(gpus="lots")).startswith(f"{WHERE}: run.gpus: ")
+
+
+def test_the_summary_lists_every_framework():
+    both = SimpleNamespace(**{**vars(FAKE_STACK), "frameworks": (("torch", "2.5.1"), ("jax", "0.4.30"))})
+    assert job(stack=both).summary == "torch 2.5.1, jax 0.4.30 | CUDA 12.4 | Python 3.11"
