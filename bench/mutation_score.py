@@ -77,7 +77,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/unit/matrix/test_matrix_validation.py", "tests/unit/matrix/test_matrix_field_rules.py",
          "tests/unit/matrix/test_overlays.py", "tests/unit/matrix/test_overlay_injection.py",
          "tests/unit/matrix/test_matrix_additions.py", "tests/unit/matrix/test_shipped_matrix.py",
-         "tests/unit/matrix/test_matrix_sources.py"),
+         "tests/unit/matrix/test_matrix_sources.py", "tests/unit/matrix/test_cross_reference_messages.py"),
     ),
     "lock": (
         ("cudaenv/project/lock.py", "cudaenv/project/pins.py"),
@@ -93,7 +93,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cudaenv/project/config.py",),
         ("tests/unit/project/test_config.py", "tests/unit/project/test_config_field_errors.py",
          "tests/unit/project/test_project_rules.py",
-         "tests/unit/test_run_options.py", "tests/unit/render/test_quoting.py"),
+         "tests/unit/test_run_options.py", "tests/unit/render/test_quoting.py",
+         "tests/unit/project/test_exclude_newer.py"),
     ),
     "render": (
         ("cudaenv/images/render.py",),

@@ -542,3 +542,38 @@ def test_a_file_name_of_path_max_characters_is_not_looked_up(tmp_path, length, a
         else:
             with pytest.raises(ConfigError, match="does not exist"):
                 load_project(write(tmp_path, text))
+
+
+def test_resolve_project_resolves_the_constraints_it_is_given(tmp_path):
+    """Flags merged over the file arrive as ``constraints``: they, not the file's, are resolved."""
+    from dataclasses import replace
+
+    from cudaenv.versions import parse_specifier
+    from tests.unit.resolver.helpers import host, matrix
+
+    write(tmp_path, '[frameworks]\ntorch = "==2.5.1"\n')
+    project = load_project(tmp_path)
+    flags = replace(project.constraints, frameworks=(("torch", parse_specifier("==2.6.0")),))
+    assert resolve_project(matrix(), project, host(driver="570.86.15")).stack.frameworks[0] == ("torch", "2.5.1")
+    assert resolve_project(matrix(), project, host(driver="570.86.15"), flags).stack.frameworks[0] == ("torch", "2.6.0")
+
+
+def test_resolve_project_chooses_among_what_the_framework_index_serves(tmp_path, monkeypatch):
+    """[build] framework_index = PyTorch's cu118 index: only its CUDA 11.8 builds are candidates."""
+    from tests.unit.resolver.helpers import host, matrix
+
+    monkeypatch.delenv("CUDAENV_FRAMEWORK_INDEX", raising=False)
+    monkeypatch.delenv("CUDAENV_FRAMEWORK_INDEX_MIRRORS", raising=False)
+    write(tmp_path, '[frameworks]\ntorch = "==2.6.0"\n\n[build]\nframework_index = "https://download.pytorch.org/whl/cu118"\n')
+    stack = resolve_project(matrix(), load_project(tmp_path), host(driver="570.86.15")).stack
+    assert (stack.frameworks[0], stack.cuda) == (("torch", "2.6.0"), "11.8")
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("registry.example.com:5000/mirror/", "registry.example.com:5000/mirror"),
+    (" ghcr.io/team// ", "ghcr.io/team"),
+    ("Mirror.Example.X", "Mirror.Example.X"),  # host names are case-free; only slashes are trimmed
+    ("", ""),
+], ids=["slash", "spaces-slashes", "upper-host", "empty"])
+def test_a_base_registry_loses_only_surrounding_space_and_trailing_slashes(tmp_path, value, expected):
+    assert parse_config(tmp_path, {"build": {"base_registry": value}}, "cudaenv.toml", None).build.base_registry == expected

@@ -37,6 +37,44 @@ def test_anything_else_is_bad_input_naming_the_field(tmp_path, value):
 
 def test_unset_means_the_index_as_it_is_now(tmp_path):
     assert parse_config(tmp_path, {}, "cudaenv.toml", None).exclude_newer is None
+    assert parsed(tmp_path, {"exclude_newer": ""}).exclude_newer is None
+
+
+UTC = datetime.timezone.utc
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("2026-11-20", "2026-11-20"),
+    (" 2026-11-20T00:00:00Z ", "2026-11-20T00:00:00Z"),
+    ("2026-11-20 12:30:00.123456789Z", "2026-11-20 12:30:00.123456789Z"),
+    ("2026-11-20T23:59:59.5-08:00", "2026-11-20T23:59:59.5-08:00"),
+    (datetime.date(2026, 2, 28), "2026-02-28"),
+    (datetime.datetime(2026, 11, 20, 6, 0, tzinfo=UTC), "2026-11-20T06:00:00Z"),
+    (datetime.datetime(2026, 11, 20, 6, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
+     "2026-11-20T06:00:00+02:00"),
+], ids=["date", "utc-z", "nanoseconds", "offset-fraction", "toml-date", "toml-utc", "toml-offset"])
+def test_the_value_uv_gets_is_the_text_or_the_rfc_3339_form(tmp_path, value, expected):
+    """Text is passed as written (trimmed); a TOML date-time becomes RFC 3339, UTC as Z."""
+    assert parsed(tmp_path, {"exclude_newer": value}).exclude_newer == expected
+
+
+def test_the_refusals_say_what_is_expected_and_what_was_given(tmp_path):
+    messages = {}
+    for value in ("2026-02-30", "2026-11-20T10:60:00Z", datetime.datetime(2026, 11, 20, 6, 0),
+                  "2026-11-20" + " " * 54):
+        with pytest.raises(ConfigError) as caught:
+            parsed(tmp_path, {"exclude_newer": value})
+        messages[str(value).strip()] = str(caught.value)
+    expected = "expected a date like 2026-11-20 or an RFC 3339 timestamp like 2026-11-20T00:00:00Z, got "
+    assert messages["2026-02-30"].endswith(f"lock.exclude_newer: {expected}'2026-02-30'")
+    assert messages["2026-11-20T10:60:00Z"].endswith(f"lock.exclude_newer: {expected}'2026-11-20T10:60:00Z'")
+    assert messages["2026-11-20 06:00:00"].endswith(
+        "lock.exclude_newer: expected a date like 2026-11-20 or a timestamp with its offset (2026-11-20T00:00:00Z), "
+        "got '2026-11-20T06:00:00' (no offset)")
+    # 64 characters or more is no date however it is padded (the length is checked before the grammar);
+    # 63 still is
+    assert messages["2026-11-20"].endswith(f"lock.exclude_newer: {expected}{'2026-11-20' + ' ' * 54!r}")
+    assert parsed(tmp_path, {"exclude_newer": "2026-11-20" + " " * 53}).exclude_newer == "2026-11-20"
 
 
 def test_the_environment_overrides_the_configuration(tmp_path, monkeypatch):
