@@ -38,22 +38,28 @@ def _os_order(available: tuple[str, ...], wanted: str | None) -> list[str]:
     return ranked + [o for o in available if o not in ranked]
 
 
-def _cudnn_fits(offered: ImageCudnn, need: str) -> bool:
+def _cudnn_fits(offered: ImageCudnn, need: str, exact: bool = False) -> bool:
     have, want = numeric_key(offered.version), numeric_key(need)
+    if exact:
+        return have[: len(want)] == want
     return have[0] == want[0] and have[: len(want)] >= want
 
 
-def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None) -> BaseChoice | None:
-    """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set).
+def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None,
+              exact_cudnn: bool = False) -> BaseChoice | None:
+    """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set: that
+    version or a later one of its major, which a framework's build runs on; with ``exact_cudnn`` that
+    version itself, which a project without a framework asked for).
     Memoized per matrix: the resolver asks the same question for every candidate build."""
     memo = matrix.memo.setdefault("images.cuda_base", {})
-    key = (flavor, cuda_xy, cudnn, os_name)
+    key = (flavor, cuda_xy, cudnn, os_name, exact_cudnn)
     if key not in memo:
-        memo[key] = _cuda_base(matrix, flavor, cuda_xy, cudnn=cudnn, os_name=os_name)
+        memo[key] = _cuda_base(matrix, flavor, cuda_xy, cudnn=cudnn, os_name=os_name, exact_cudnn=exact_cudnn)
     return memo[key]
 
 
-def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None) -> BaseChoice | None:
+def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None,
+               exact_cudnn: bool = False) -> BaseChoice | None:
     images: list[BaseImage] = sorted(matrix.images_for(cuda_xy), key=lambda i: (not i.removed, numeric_key(i.cuda)),
                                      reverse=True)
     for image in images:
@@ -62,7 +68,7 @@ def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, 
                 return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice)}", image.cuda, None, image.removed)
             continue
         for offered in sorted(image.cudnn, key=lambda c: numeric_key(c.version), reverse=True):
-            if not _cudnn_fits(offered, cudnn):
+            if not _cudnn_fits(offered, cudnn, exact_cudnn):
                 continue
             for os_choice in _os_order(offered.os, os_name):
                 return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice, offered.tag)}", image.cuda,

@@ -377,12 +377,13 @@ def _flavor_for(ctx: _Context, chosen: list[Build], mode: str | None) -> str | N
 def _base_for(ctx: _Context, flavor: str, xy: str, python: str, system_cudnn: str | None) -> BaseChoice | None:
     if flavor == "wheels":
         return wheels_base(python)
-    cudnn_need = system_cudnn
+    cudnn_need, exact = system_cudnn, False
     if cudnn_need is None and not ctx.constraints.framework_names and ctx.constraints.cudnn is not None:
-        cudnn_need = _cudnn_for_constraint(ctx, xy)
+        # no framework: the cuDNN asked for is the one the image must carry, not a floor
+        cudnn_need, exact = _cudnn_for_constraint(ctx, xy), True
         if cudnn_need is None:
             return None
-    return cuda_base(ctx.matrix, flavor, xy, cudnn=cudnn_need, os_name=ctx.constraints.os)
+    return cuda_base(ctx.matrix, flavor, xy, cudnn=cudnn_need, os_name=ctx.constraints.os, exact_cudnn=exact)
 
 
 def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:

@@ -171,3 +171,17 @@ def test_each_question_gets_its_own_memoized_answer():
         first = cuda_base(matrix, flavor, xy, cudnn=cudnn, os_name=os_name)
         assert first.reference == reference
         assert cuda_base(matrix, flavor, xy, cudnn=cudnn, os_name=os_name) is first
+
+
+def test_an_exact_cudnn_is_that_version_even_when_a_newer_image_has_a_later_one():
+    """A project without a framework that asks for cuDNN 8.0.2.39 gets the image carrying it (the
+    older 11.0 tag), not the newer 11.0.3 with 8.0.5.39 that a framework's floor would take; the
+    exact answer is memoized apart from the floor's."""
+    early = ImageCudnn(tag="cudnn8", version="8.0.2.39", os=("ubuntu18.04",))
+    late = ImageCudnn(tag="cudnn8", version="8.0.5.39", os=("ubuntu18.04",))
+    matrix = _matrix(_image("11.0.2", ("ubuntu18.04",), cudnn=(early,)), _image("11.0.3", ("ubuntu18.04",), cudnn=(late,)))
+    assert cuda_base(matrix, "runtime", "11.0", cudnn="8.0.2.39", os_name=None).cudnn == "8.0.5.39"
+    exact = cuda_base(matrix, "runtime", "11.0", cudnn="8.0.2.39", os_name=None, exact_cudnn=True)
+    assert (exact.reference, exact.cudnn) == ("nvidia/cuda:11.0.2-cudnn8-runtime-ubuntu18.04", "8.0.2.39")
+    assert cuda_base(matrix, "runtime", "11.0", cudnn="8.0.9", os_name=None, exact_cudnn=True) is None
+    assert cuda_base(matrix, "runtime", "11.0", cudnn="8.0", os_name=None, exact_cudnn=True).cudnn == "8.0.5.39"

@@ -68,6 +68,15 @@ def test_a_cudnn_constraint_without_frameworks_picks_the_newest_image_that_offer
     assert not resolve_case(cuda="==12.2", cudnn="9.1").ok
 
 
+def test_a_full_cudnn_version_without_frameworks_is_the_images_exact_cudnn():
+    """``cudnn = "8.0.2.39"`` on CUDA 11.0: the older 11.0 image carries exactly that; 11.0.3's
+    8.0.5.39 is a different cuDNN, not one the project asked for (it was chosen before)."""
+    stack = resolve_case(cuda="==11.0", cudnn="8.0.2.39").stack
+    assert stack.cudnn_version == "8.0.2.39"
+    image = next(i for i in matrix().images_for("11.0") if any(c.version == "8.0.2.39" for c in i.cudnn))
+    assert stack.base_image.startswith(f"nvidia/cuda:{image.tag_version}-cudnn8-runtime-")
+
+
 def test_a_stack_records_the_nvidia_pins_of_its_builds():
     """tensorflow[and-cuda] 2.15.1 pins its nvidia-* wheels: the stack carries them, sorted, for the lock check."""
     from cudaenv.matrix.builds import framework_builds
