@@ -395,11 +395,21 @@ def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
     return None
 
 
+def runtime_pythons(matrix) -> set[str]:
+    """The Pythons a project without a framework may use: every minor from the oldest to the newest
+    that the frameworks' newest builds run on (each one some build ran on, so no gap opens where no
+    framework's newest build happens to be)."""
+    builds = framework_builds(matrix)
+    newest = {p for rows in builds.values() for b in rows[:1] for p in b.python}
+    low, high = min(newest, key=_py_key), max(newest, key=_py_key)
+    return {p for rows in builds.values() for b in rows for p in b.python if _py_key(low) <= _py_key(p) <= _py_key(high)}
+
+
 def _pythons(ctx: _Context, chosen: list[Build]) -> list[str]:
     if chosen:
         common = set.intersection(*(set(b.python) for b in chosen))
     else:
-        common = {p for rows in framework_builds(ctx.matrix).values() for b in rows[:1] for p in b.python}
+        common = runtime_pythons(ctx.matrix)
     spec = ctx.constraints.python
     return sorted((p for p in common if spec is None or specifier_contains(spec, p)), key=_py_key, reverse=True)
 
@@ -719,6 +729,11 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
                 problems.append(Problem("python-unavailable",
                                         f"{_framework_desc(name, c)} publishes Linux wheels for Python {_fmt_python(pythons)}, "
                                         f"not Python {_spec_text(c.python)}"))
+        if not candidates:
+            pythons = runtime_pythons(m)
+            if not any(specifier_contains(c.python, p) for p in pythons):
+                problems.append(Problem("python-unavailable", f"without a framework, the image gets Python "
+                                                              f"{_fmt_python(pythons)}, not Python {_spec_text(c.python)}"))
         if problems:
             return problems + _fixes(ctx)
         candidates = {n: [b for b in bs if any(specifier_contains(c.python, p) for p in b.python)] for n, bs in candidates.items()}
@@ -804,7 +819,10 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
                                                          f"{name}{spec_b}: they cannot share one environment"))
             return problems + _fixes(ctx)
 
-    if c.cudnn is not None:
+    if c.cudnn is not None and not c.framework_names:
+        problems.append(Problem("cudnn-constraint", f"no nvidia/cuda image of the CUDA versions allowed here carries "
+                                                    f"cuDNN {c.cudnn}"))
+    elif c.cudnn is not None:
         problems.append(Problem("cudnn-constraint", f"cuDNN {c.cudnn} is not what the matching builds use"))
     elif c.flavor == "wheels":
         problems.append(Problem("flavor-constraint", "flavor 'wheels' needs every framework to install its own CUDA "
@@ -886,6 +904,11 @@ def _fixes(ctx: _Context) -> list[Problem]:
             relaxed = resolve(m, replace(c, **{field_name: None}), host, explain=False)
             if relaxed.ok:
                 value = relaxed.stack.cuda if field_name == "cuda" else relaxed.stack.cudnn
+                if value is None:  # the stack that fits carries no cuDNN at all
+                    fixes.append(Problem(f"fix-{field_name}", f"drop the {field_name} constraint ({getattr(c, field_name)}): "
+                                                              f"CUDA {relaxed.stack.cuda} without cuDNN fits",
+                                         fix=f"remove {field_name}"))
+                    continue
                 fixes.append(Problem(f"fix-{field_name}", f"relax the {field_name} constraint ({getattr(c, field_name)}): "
                                                           f"{field_name} {value} fits", fix=f"allow {field_name} {value}"))
     if c.flavor != "auto":

@@ -151,3 +151,17 @@ def test_a_companion_pin_of_a_local_build_names_the_companion_release():
 def test_a_published_local_build_resolves_to_it():
     result = _with_variant("torch", "==2.6.0", "cu124", driver="550.54.15", gpus=["A100"])
     assert result.stack.framework("torch") == "2.6.0" and result.stack.cuda == "12.4"
+
+
+def test_a_project_without_a_framework_may_ask_for_any_python_between_the_oldest_and_newest():
+    """No framework constrains Python, so each minor from the lowest to the highest that the newest
+    framework builds run on is offered: Python 3.9 is no framework's newest build's (MXNet's stops at
+    3.8, the others start at 3.10) yet is one a CUDA runtime project may use."""
+    from cudaenv.matrix.builds import framework_builds
+    from tests.unit.resolver.helpers import matrix
+
+    newest = {p for rows in framework_builds(matrix()).values() for p in rows[0].python}
+    assert "3.9" not in newest
+    result = resolve_case(python="3.9", cuda="==12.4", driver="550.54.15")
+    assert result.ok and result.stack.python == "3.9"
+    assert resolve_case(cuda="==12.4", driver="550.54.15").stack.python == max(newest, key=numeric_key)

@@ -41,6 +41,15 @@ CASES = [
         ('cudnn-constraint', 'cuDNN ==7 is not what the matching builds use', None),
         ('fix-cudnn', 'relax the cudnn constraint (==7): cudnn 9.5 fits', 'allow cudnn 9.5'),
     ], id='cudnn-constraint'),
+    pytest.param(dict(cuda='==12.4', cudnn='==7.6', driver='550.54.15'), [
+        ('cudnn-constraint', 'no nvidia/cuda image of the CUDA versions allowed here carries cuDNN ==7.6', None),
+        ('fix-cuda', 'relax the cuda constraint (==12.4): cuda 10.2 fits', 'allow cuda 10.2'),
+        ('fix-cudnn', 'drop the cudnn constraint (==7.6): CUDA 12.4 without cuDNN fits', 'remove cudnn'),
+    ], id='cudnn-constraint-no-framework'),
+    pytest.param(dict(cuda='==12.4', python='==3.4', driver='550.54.15'), [
+        ('python-unavailable', 'without a framework, the image gets Python 3.5–3.15, not Python 3.4', None),
+        ('fix-python', 'use Python 3.5–3.15 instead of 3.4', 'set python to 3.15'),
+    ], id='python-unavailable-no-framework'),
     pytest.param(dict(tensorflow='2.10', flavor='wheels'), [
         ('flavor-unavailable', "tensorflow 2.10 has no build that brings its own CUDA libraries, which flavor 'wheels' needs", None),
         ('fix-relax-pin', 'relax the tensorflow pin (2.10): tensorflow 2.14.0 fits this host (newest that fits: 2.21.0)', 'allow tensorflow 2.14.0'),
