@@ -246,10 +246,10 @@ def update(kinds: tuple[str, ...], write: bool, check: bool, matrix_dir: Path | 
     """
     from cudaenv.matrix.pypi import FetchError
     from cudaenv.matrix.update import KIND_FILES, update_kind
-    from cudaenv.project.config import INDEX_URL
+    from cudaenv.project.locate import is_index_url
     from cudaenv.core.resources import matrix_dir as shipped_dir
 
-    if not INDEX_URL.fullmatch(index) or not index.startswith("https://"):
+    if not is_index_url(index) or not index.startswith("https://"):
         raise UserError(f"--index {index!r}: expected an https:// URL of a PyPI-compatible index (what it "
                         "answers is written into the matrix, so it is read over TLS only)")
     index = index.rstrip("/")

@@ -17,7 +17,7 @@ from packaging.specifiers import SpecifierSet
 from cudaenv.errors import UserError, shown
 from cudaenv.project.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
-from cudaenv.project.locate import CONFIG_FILE, INDEX_URL, ConfigError, config_label, find_config, read_config_file  # noqa: F401 - re-exported
+from cudaenv.project.locate import CONFIG_FILE, INDEX_URL, ConfigError, config_label, find_config, is_index_url, read_config_file  # noqa: F401 - re-exported
 from cudaenv.versions import is_driver_version, is_numeric, parse_specifier, specifier_example
 
 SCHEMA: dict[str, tuple[str, ...]] = {
@@ -291,7 +291,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     indexes = {}
     for key in ("python_index", "framework_index"):
         value = (reader.str(build, "build", key, "") or "").strip()
-        if value and not INDEX_URL.fullmatch(value):
+        if value and not is_index_url(value):
             raise reader.fail(f"build.{key}", "an http(s):// URL of a PEP 503 simple index", value)
         if value:
             from cudaenv.secrets.credentials import refuse_userinfo
@@ -299,7 +299,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
             refuse_userinfo(value, f"{where}: build.{key}")
         indexes[key] = value
     mirrors = (reader.str(build, "build", "framework_index_mirrors", "") or "").strip()
-    if mirrors and mirrors.lower() != "pypi" and not INDEX_URL.fullmatch(mirrors):
+    if mirrors and mirrors.lower() != "pypi" and not is_index_url(mirrors):
         raise reader.fail("build.framework_index_mirrors", '"pypi" or the URL of the index framework_index mirrors '
                           '(e.g. "https://download.pytorch.org/whl/cu126")', mirrors)
     if mirrors and not indexes["framework_index"]:

@@ -23,10 +23,26 @@ CONFIG_FILE = "cudaenv.toml"
 INDEX_URL = re.compile(r"https?://[^\s'\"\\]+")
 
 
+def is_index_url(text) -> bool:
+    """An http(s) URL of a package index: INDEX_URL's characters, ASCII, a host, and a port (if any)
+    that is a number from 0 to 65535 (``urllib`` raises on ``:99999`` or an unclosed ``[::1``, and
+    uv would refuse it later)."""
+    if not isinstance(text, str) or not text.isascii() or not INDEX_URL.fullmatch(text):
+        return False
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
+    except ValueError:
+        return False
+    return bool(parts.hostname)
+
+
 def check_index_url(value: str | None, where: str) -> str | None:
     """An index URL from a lock or the environment (CUDAENV_*_INDEX): read as strictly as the
     project file's keys, so a ``file://`` or a stray word never reaches uv or a resolution."""
-    if value is not None and (not isinstance(value, str) or not INDEX_URL.fullmatch(value)):
+    if value is not None and not is_index_url(value):
         raise UserError(f"{where}: expected an http(s):// URL of a package index, got {value!r}")
     return value
 

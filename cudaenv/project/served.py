@@ -45,12 +45,12 @@ def recognized(url: str, own_indexes) -> str | None:
 
 def served_by(matrix, project) -> str | None:
     """What the project's framework index serves (``Constraints.framework_index``)."""
-    from cudaenv.project.locate import INDEX_URL, ConfigError, check_index_url, config_label
+    from cudaenv.project.locate import ConfigError, check_index_url, config_label, is_index_url
     from cudaenv.resolver.resolve import own_indexes
 
     # the environment's overrides are read as strictly as the file's keys, index or not
     mirrors_env = os.environ.get(MIRRORS_ENV)
-    if mirrors_env and mirrors_env.strip().lower() != PYPI and not INDEX_URL.fullmatch(mirrors_env.strip()):
+    if mirrors_env and mirrors_env.strip().lower() != PYPI and not is_index_url(mirrors_env.strip()):
         raise UserError(f"{MIRRORS_ENV}: expected \"pypi\" or the URL of the index {INDEX_ENV} mirrors, "
                         f"got {mirrors_env!r}")
     index = check_index_url(os.environ.get(INDEX_ENV) or None, INDEX_ENV) or project.build.framework_index

@@ -96,3 +96,33 @@ def test_a_mirrors_override_without_any_index_is_still_checked_but_harmless_when
     """No framework index anywhere: a well-formed mirrors override changes nothing."""
     monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX_MIRRORS", "pypi")
     assert served_by(matrix, project(tmp_path, "")) is None
+
+
+BAD_URLS = {"port-too-big": "https://ex.com:99999/simple", "port-unicode-digits": "https://ex.com:\u0668\u0660/simple",
+            "ipv6-unclosed": "https://[::1/simple", "no-host": "https://:80/simple", "port-word": "https://ex.com:http/simple"}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_URLS))
+@pytest.mark.parametrize("where", ["env-index", "env-mirrors", "python_index", "framework_index", "mirrors"])
+def test_a_url_whose_port_or_host_cannot_be_read_is_bad_input_not_a_traceback(tmp_path, matrix, monkeypatch, case, where):
+    """urllib raises ValueError on such a port or bracket where the index is compared or stripped of
+    credentials: refused where it is read, naming where it came from."""
+    url = BAD_URLS[case]
+    if where == "env-index":
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", url)
+    elif where == "env-mirrors":
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", "https://mirror.example/simple")
+        monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX_MIRRORS", url)
+    build = {"python_index": f'python_index = "{url}"', "framework_index": f'framework_index = "{url}"',
+             "mirrors": f'framework_index = "https://mirror.example/simple"\nframework_index_mirrors = "{url}"'}.get(where, "")
+    with pytest.raises(UserError) as raised:
+        served_by(matrix, project(tmp_path, build))
+    label = {"env-index": "CUDAENV_FRAMEWORK_INDEX: ", "env-mirrors": "CUDAENV_FRAMEWORK_INDEX_MIRRORS: "}.get(
+        where, f"{tmp_path / 'cudaenv.toml'}: build.{'framework_index_mirrors' if where == 'mirrors' else where}: ")
+    assert str(raised.value).startswith(label) and repr(url) in str(raised.value)
+
+
+def test_a_url_with_a_port_in_range_is_an_index(tmp_path, matrix, monkeypatch):
+    monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX", "https://[::1]:65535/simple")
+    monkeypatch.setenv("CUDAENV_FRAMEWORK_INDEX_MIRRORS", "pypi")
+    assert served_by(matrix, project(tmp_path, "")) == PYPI
