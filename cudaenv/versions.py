@@ -113,6 +113,24 @@ def specifier_contains(spec: SpecifierSet, version: str) -> bool:
     return spec.contains(version, prereleases=True)
 
 
+def contains_at_clause_precision(spec: SpecifierSet, version: str) -> bool:
+    """Whether ``version`` satisfies every clause of ``spec``, each compared at its own precision:
+    ``==9.5`` and ``>=8.9`` name a series (9.5.1.17 is in ``==9.5``; 8.9.6.50 is not ``>8.9``),
+    ``==8.9.6`` a release of it, ``<8.9.6.50`` or ``!=8.9.6.50`` one build. How cuDNN versions are
+    asked for: a plain PEP 440 comparison would put 8.9.6.50 outside ``==8.9`` and, compared by
+    major.minor only, inside ``!=8.9.6.50``."""
+    release = Version(version).release
+    for clause in spec:
+        if clause.version.endswith(".*"):
+            ok = clause.contains(version, prereleases=True)
+        else:
+            precision = len(Version(clause.version).release)
+            ok = clause.contains(".".join(str(part) for part in release[:precision]), prereleases=True)
+        if not ok:
+            return False
+    return True
+
+
 def split_local_build(text: str) -> tuple[str, str | None]:
     """``"==2.0.1+cu118"`` -> (``"==2.0.1"``, ``"11.8"``): a pin copied from PyTorch's install page
     names the build variant in its local version; it pins the version and that CUDA. Other text

@@ -29,7 +29,8 @@ from cudaenv.matrix.builds import Build, framework_builds
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
 from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, FRAMEWORKS, IMAGE_ARCH, PYPI, PYPI_INDEX, Constraints, Host,
                                     Problem, Resolution, Stack)
-from cudaenv.versions import driver_branch, major_minor, numeric_key, parse_version, specifier_contains
+from cudaenv.versions import (contains_at_clause_precision, driver_branch, major_minor, numeric_key, parse_version,
+                              specifier_contains)
 
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
 UNESTABLISHED = "unestablished:"  # Stack.notes prefix: a chosen build no primary source shows was published
@@ -389,8 +390,7 @@ def _base_for(ctx: _Context, flavor: str, xy: str, python: str, system_cudnn: st
 def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
     for image in sorted(ctx.matrix.images_for(xy), key=lambda i: numeric_key(i.cuda), reverse=True):
         for offered in image.cudnn:
-            if specifier_contains(ctx.constraints.cudnn, major_minor(offered.version)) or \
-                    specifier_contains(ctx.constraints.cudnn, offered.version):
+            if contains_at_clause_precision(ctx.constraints.cudnn, offered.version):
                 return offered.version
     return None
 
@@ -417,8 +417,7 @@ def _pythons(ctx: _Context, chosen: list[Build]) -> list[str]:
 def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: str | None) -> Stack | None:
     cudnn, system_cudnn = _stack_cudnn(chosen)
     if ctx.constraints.cudnn is not None:
-        if cudnn is None or not (specifier_contains(ctx.constraints.cudnn, major_minor(cudnn))
-                                 or specifier_contains(ctx.constraints.cudnn, cudnn)):
+        if cudnn is None or not contains_at_clause_precision(ctx.constraints.cudnn, cudnn):
             if chosen:
                 return None
     flavor = _flavor_for(ctx, chosen, mode)

@@ -39,6 +39,8 @@ CASES = [
     ], id='driver-too-old-no-framework'),
     pytest.param(dict(torch='2.6.0', cudnn='==7'), [
         ('cudnn-constraint', 'cuDNN ==7 is not what the matching builds use', None),
+        # ==7 names the cuDNN 7 series: torch 1.12.1's CUDA 10.2 build bundles cuDNN 7.6.5
+        ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.12.1 fits this host', 'allow torch 1.12.1'),
         ('fix-cudnn', 'relax the cudnn constraint (==7): cudnn 9.5 fits', 'allow cudnn 9.5'),
     ], id='cudnn-constraint'),
     pytest.param(dict(cuda='==12.4', cudnn='==7.6', driver='550.54.15'), [

@@ -96,3 +96,31 @@ def test_a_stack_mixing_a_bundled_and_a_system_cudnn_reports_the_bundled_one():
     image = next(i for i in matrix().images_for(stack.cuda) if i.cuda in stack.base_image)
     assert torch.brings_own_cuda and stack.cudnn_version == torch.cudnn
     assert torch.cudnn not in {c.version for c in image.cudnn}
+
+
+import pytest  # noqa: E402
+
+from cudaenv.versions import contains_at_clause_precision, parse_specifier  # noqa: E402
+
+
+@pytest.mark.parametrize("spec, version, expected", [
+    ("9.5", "9.5.1.17", True), ("==9.5", "9.5.1.17", True), ("9", "9.5.1.17", True), ("==9", "9.5.1.17", True),
+    ("9.5.1.17", "9.5.1.17", True), ("8.9.6", "8.9.6.50", True), ("8.9.6", "8.9.7.29", False),
+    ("!=8.9.6.50", "8.9.6.50", False), ("!=8.9.6.50", "8.9.0.131", True), ("<8.9.6.50", "8.9.6.50", False),
+    ("<8.9.6.50", "8.9.0.131", True), ("<=8.9.0.131", "8.9.6.50", False), (">=8.9", "8.9.0.131", True),
+    (">8.9", "8.9.6.50", False), (">8.9", "9.1.0.70", True), (">=8.9,<9", "9.1.0.70", False),
+    (">=8.9,<9", "8.9.7.29", True), ("==8.*", "8.9.7.29", True), ("==8.*", "9.1.0.70", False),
+], ids=lambda v: str(v).replace("=", "eq").replace("<", "lt").replace(">", "gt").replace("!", "not").replace("*", "any")
+   .replace(",", "_"))
+def test_each_cudnn_clause_compares_at_its_own_precision(spec, version, expected):
+    """``9.5`` is a series, ``8.9.6`` a release of it, ``8.9.6.50`` one build: ``!=8.9.6.50`` or
+    ``<8.9.6.50`` must not match 8.9.6.50 through its major.minor, nor ``8.9.6`` miss 8.9.6.50."""
+    assert contains_at_clause_precision(parse_specifier(spec), version) is expected
+
+
+def test_a_cudnn_below_one_build_without_frameworks_takes_an_image_below_it():
+    """Before, 8.9.6.50's "8.9" satisfied ``<8.9.6.50``, and the image carrying 8.9.6.50 was chosen."""
+    stack = resolve_case(cudnn="<8.9.6.50", driver="535.104.05", gpus=["A100"]).stack
+    assert numeric_key(stack.cudnn_version) < numeric_key("8.9.6.50")
+    assert resolve_case(cudnn="!=8.9.6.50", driver="535.104.05", gpus=["A100"]).stack.cudnn_version != "8.9.6.50"
+    assert resolve_case(cudnn="8.9.6", cuda="==12.2", driver="535.104.05").stack.cudnn_version == "8.9.6.50"
