@@ -31,11 +31,18 @@ def wheels_base(python: str) -> BaseChoice:
     return BaseChoice(reference=f"python:{python}-slim", cuda_release=None, cudnn=None)
 
 
+def apt_based(os_name: str) -> bool:
+    """Whether cudaenv's image layers can build on that nvidia/cuda OS: they install packages with
+    apt-get (templates/layers/_macros.j2), which the Ubuntu images have and the CentOS, Rocky, UBI,
+    Amazon Linux and openSUSE ones do not."""
+    return os_name.startswith("ubuntu")
+
+
 def _os_order(available: tuple[str, ...], wanted: str | None) -> list[str]:
     if wanted is not None:
-        return [wanted] if wanted in available else []
+        return [wanted] if wanted in available and apt_based(wanted) else []
     ranked = [o for o in OS_PREFERENCE if o in available]
-    return ranked + [o for o in available if o not in ranked]
+    return ranked + [o for o in available if o not in ranked and apt_based(o)]
 
 
 def _cudnn_fits(offered: ImageCudnn, need: str, exact: bool = False) -> bool:

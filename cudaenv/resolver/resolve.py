@@ -145,6 +145,12 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
             raise UnknownVersion(f"os {constraints.os!r} is not an nvidia/cuda image OS in the matrix"
                                  + (f"; nearest: {', '.join(near)}" if near else f"; known: {', '.join(known_os)}"),
                                  field="build.os")
+        from cudaenv.resolver.images import apt_based
+
+        if not apt_based(constraints.os):
+            raise UnknownVersion(f"os {constraints.os!r}: cudaenv's image layers install packages with apt-get, so the "
+                                 "base must be an Ubuntu nvidia/cuda image (known: "
+                                 f"{', '.join(o for o in known_os if apt_based(o))})", field="build.os")
     builds = framework_builds(matrix)
     for name, spec in constraints.frameworks:
         framework = name if name in FRAMEWORKS else COMPANIONS.get(name)

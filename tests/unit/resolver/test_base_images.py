@@ -67,14 +67,18 @@ def test_an_image_deleted_from_docker_hub_is_only_a_last_resort():
     (("ubuntu20.04", "ubuntu24.04"), "ubuntu24.04"),
     (("ubuntu18.04", "ubuntu20.04"), "ubuntu20.04"),
     (("rockylinux9", "ubi8", "ubuntu18.04"), "ubuntu18.04"),
-    (("rockylinux9", "ubi8"), "rockylinux9"),
-], ids=["22.04-over-24.04", "24.04-over-20.04", "20.04-over-18.04", "ubuntu-over-others", "first-listed-other"])
+    (("rockylinux9", "ubuntu16.04", "ubuntu14.04"), "ubuntu16.04"),
+    (("rockylinux9", "ubi8"), None),
+], ids=["22.04-over-24.04", "24.04-over-20.04", "20.04-over-18.04", "ubuntu-over-others", "first-listed-ubuntu",
+        "no-ubuntu"])
 def test_without_an_os_asked_for_the_preferred_ubuntu_wins_then_the_first_listed(available, chosen):
     """OS_PREFERENCE (ubuntu22.04, 24.04, 20.04, 18.04) orders the choice whatever order the table
-    lists them in; an image with none of them still has a base, its first listed OS."""
+    lists them in; then the first other Ubuntu listed. An image with no Ubuntu is no base: the layers
+    install packages with apt-get, which CentOS, Rocky and UBI images lack."""
     matrix = _matrix(_image("12.4.1", available))
-    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None).reference == \
-        f"nvidia/cuda:12.4.1-runtime-{chosen}"
+    choice = cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None)
+    assert (choice.reference if choice else None) == (chosen and f"nvidia/cuda:12.4.1-runtime-{chosen}")
+    assert cuda_base(_matrix(_image("12.4.1", available)), "runtime", "12.4", cudnn=None, os_name="rockylinux9") is None
 
 
 def test_an_os_asked_for_is_taken_from_the_newest_image_that_has_it():

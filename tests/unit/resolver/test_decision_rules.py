@@ -165,3 +165,25 @@ def test_a_project_without_a_framework_may_ask_for_any_python_between_the_oldest
     result = resolve_case(python="3.9", cuda="==12.4", driver="550.54.15")
     assert result.ok and result.stack.python == "3.9"
     assert resolve_case(cuda="==12.4", driver="550.54.15").stack.python == max(newest, key=numeric_key)
+
+
+def test_an_os_without_apt_is_bad_input_naming_the_ubuntu_ones():
+    """centos7 is an nvidia/cuda OS in the matrix, but the image layers run apt-get: refused up front."""
+    from cudaenv.resolver.resolve import UnknownVersion, check_versions_exist
+
+    with pytest.raises(UnknownVersion) as caught:
+        check_versions_exist(matrix(), constraints(os="centos7"))
+    ubuntu = sorted({o for i in matrix().images for o in i.os if o.startswith("ubuntu")})
+    assert str(caught.value) == ("os 'centos7': cudaenv's image layers install packages with apt-get, so the base must "
+                                 f"be an Ubuntu nvidia/cuda image (known: {', '.join(ubuntu)})")
+    assert caught.value.field == "build.os"
+    check_versions_exist(matrix(), constraints(os="ubuntu22.04"))
+
+
+def test_a_cudnn_only_centos_images_carry_is_not_chosen():
+    """cuDNN 7.6.5.33 was only in CUDA 10.2's CentOS/UBI cudnn7 tags: no stack, rather than a base
+    the Dockerfile's apt-get cannot build on."""
+    result = resolve_case(cudnn="7.6.5.33", driver="535.104.05", gpus=["V100"])
+    assert not result.ok
+    offered = [(i.cuda, c.os) for i in matrix().images for c in i.cudnn if c.version == "7.6.5.33"]
+    assert offered and all(not o.startswith("ubuntu") for _, oses in offered for o in oses)
