@@ -47,6 +47,8 @@ def gpu_run_args(kind: str, value) -> list[str]:
         # Docker reads --gpus as CSV: device=0,1 is "device=0" plus a count of 1. The quotes make
         # the list one field, as `docker run --gpus '"device=0,1"'` (Docker's GPU documentation).
         return ["--gpus", f'"device={",".join(str(i) for i in value)}"']
+    if isinstance(value, int):  # auto:N: N GPUs (Docker's count takes the first N; a container cannot re-pick)
+        return ["--gpus", str(value)]
     return ["--gpus", "all"]  # auto: the whole host, as an editor session has it to itself
 
 

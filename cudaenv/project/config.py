@@ -183,6 +183,13 @@ def _registry_prefix(text: str) -> bool:
     return is_registry_prefix(text)
 
 
+def _toml_spelling(value) -> str:
+    """How the user wrote a TOML boolean or float (near enough to quote it back)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
 def sanitize_name(name: str) -> str:
     """A directory name made into a valid image name (``My Project`` -> ``my-project``)."""
     cleaned = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("._-")
@@ -358,8 +365,14 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     for key, value in env.items():
         if not ENV_NAME.fullmatch(key):
             raise reader.fail("run.env", "variable names of letters, digits and _", key)
-        if not isinstance(value, (str, int, float, bool)):
-            raise reader.fail(f"run.env.{key}", "a string", value)
+        # an integer is written as TOML spells it; a float or a boolean would come out as Python
+        # spells it (1e-05, inf, True): the user quotes what the program should see
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise reader.fail(f"run.env.{key}", "a string (quote a number or true/false: "
+                                                f"{key} = \"{_toml_spelling(value)}\")" if isinstance(value, (bool, float))
+                              else "a string", value)
+        if isinstance(value, str) and "\x00" in value:
+            raise reader.fail(f"run.env.{key}", "a string without NUL characters (no process can receive one)", value)
     ports = []
     for port in run.get("ports", []) if isinstance(run.get("ports", []), list) else [run.get("ports")]:
         text = str(port) if isinstance(port, int) and not isinstance(port, bool) else port
@@ -373,6 +386,8 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     command = run.get("command", [])
     if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
         raise reader.fail("run.command", 'a list of strings like ["python", "train.py"]', command)
+    if any("\x00" in word for word in command):
+        raise reader.fail("run.command", "words without NUL characters (no process can receive one)", command)
     ulimits_table = run.get("ulimits", {})
     if not isinstance(ulimits_table, dict):
         raise reader.fail("run.ulimits", "a table like {memlock = -1, stack = 67108864}", ulimits_table)

@@ -24,6 +24,12 @@ def parse_gpus(spec: str) -> tuple[str, tuple[str, ...] | int | None]:
         return "count", int(text)
     ids = tuple(part.strip() for part in text.removeprefix("device=").split(",") if part.strip())
     if ids and all(re.fullmatch(r"[0-9]{1,4}|GPU-[0-9a-fA-F-]{1,64}|MIG-[A-Za-z0-9_/-]{1,80}", i) for i in ids):
+        seen: set[str] = set()
+        for device in ids:  # 1 and 01 are one device; a count from the list (Slurm, Kubernetes) would be off
+            key = str(int(device)) if device.isdigit() else device.lower()
+            if key in seen:
+                raise UserError(f"--gpus {spec!r}: device {device} is named twice")
+            seen.add(key)
         return "ids", ids
     raise UserError(f"--gpus {spec!r}: expected all, none, auto, auto:N, a count, or devices like 0,1 / device=1 / GPU-<uuid>")
 

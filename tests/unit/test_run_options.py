@@ -40,6 +40,17 @@ def test_gpus_zero_is_refused_because_docker_reads_it_as_a_count_of_none():
     assert parse_gpus("device=0") == ("ids", ("0",))
 
 
+@pytest.mark.parametrize("spec, device", [("1,1", "1"), ("1,01", "01"), ("device=2, 3,2", "2"),
+                                          ("GPU-abc,GPU-ABC", "GPU-ABC")], ids=["same", "leading-zero", "spaced", "uuid-case"])
+def test_a_device_named_twice_is_refused(spec, device):
+    """Exports count the listed devices (Slurm --gres, a pod's GPU limit): a repeated one would ask
+    for a GPU the container never gets."""
+    with pytest.raises(UserError) as caught:
+        parse_gpus(spec)
+    assert str(caught.value) == f"--gpus {spec!r}: device {device} is named twice"
+    assert parse_gpus("0,1,GPU-abc") == ("ids", ("0", "1", "GPU-abc"))
+
+
 def managed(name: str, cid: str) -> ContainerInfo:
     return ContainerInfo(id=cid, name=name, image="cudaenv/x:1", status="running", labels={}, started_at="")
 

@@ -27,11 +27,12 @@ def project(*, env=(), ipc=None, shm_size="8g", ulimits=(), ports=(), config_pat
     ("ids", ("0", "1"), ["--gpus", '"device=0,1"']),
     ("ids", ("GPU-1a2b",), ["--gpus", '"device=GPU-1a2b"']),
     ("auto", None, ["--gpus", "all"]),
-    ("auto", 2, ["--gpus", "all"]),
+    ("auto", 2, ["--gpus", "2"]),
 ], ids=["none", "all", "count", "count-text", "ids", "uuid", "auto", "auto-n"])
 def test_gpus_are_the_docker_run_flag_cudaenv_run_passes(kind, value, expected):
     """The spec has no field for which GPUs, so `runArgs` carries Docker's own --gpus value; an
-    editor session on `auto` has the host to itself (all)."""
+    editor session on `auto` has the host to itself (all); `auto:2` asked for two GPUs, and gets
+    two (Docker's count), not every GPU."""
     assert gpu_run_args(kind, value) == expected
 
 

@@ -101,6 +101,18 @@ FIELD_ERRORS = {
     "env not a table": ('[run]\nenv = ["A=1"]\n', "run.env: expected a table of NAME = \"value\", got ['A=1']"),
     "env bad name": ('[run]\nenv = { "1A" = "x" }\n', "run.env: expected variable names of letters, digits and _, got '1A'"),
     "env value a list": ('[run]\nenv = { A = [1] }\n', "run.env.A: expected a string, got [1]"),
+    "env value a boolean": ('[run]\nenv = { A = true }\n',
+                            'run.env.A: expected a string (quote a number or true/false: A = "true"), got True'),
+    "env value a float": ('[run]\nenv = { A = 1e-5 }\n',
+                          'run.env.A: expected a string (quote a number or true/false: A = "1e-05"), got 1e-05'),
+    "env value infinite": ('[run]\nenv = { A = inf }\n',
+                           'run.env.A: expected a string (quote a number or true/false: A = "inf"), got inf'),
+    "env value with NUL": ('[run]\nenv = { A = "x\\u0000y" }\n',
+                           "run.env.A: expected a string without NUL characters (no process can receive one), "
+                           "got 'x\\x00y'"),
+    "command word with NUL": ('[run]\ncommand = ["python", "a\\u0000"]\n',
+                              "run.command: expected words without NUL characters (no process can receive one), "
+                              "got ['python', 'a\\x00']"),
     "port bool": ('[run]\nports = [true]\n', f"run.ports: expected {PORTS}, got True"),
     "port float": ('[run]\nports = [80.5]\n', f"run.ports: expected {PORTS}, got 80.5"),
     "port bad text": ('[run]\nports = ["http"]\n', f"run.ports: expected {PORTS}, got 'http'"),
