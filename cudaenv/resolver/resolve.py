@@ -753,8 +753,9 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
     if c.cuda is not None:
         allowed = [xy for xy in xys if specifier_contains(c.cuda, xy)]
         if not allowed:
-            problems.append(Problem("cuda-constraint", f"CUDA {c.cuda} admits none of the CUDA versions the frameworks "
-                                                        f"are built for ({_fmt_versions(xys)})"))
+            what = "the frameworks are built for" if candidates else "with an nvidia/cuda image in the matrix"
+            problems.append(Problem("cuda-constraint", f"CUDA {c.cuda} admits none of the CUDA versions {what} "
+                                                        f"({_fmt_versions(xys)})"))
             return problems + _fixes(ctx)
         xys = allowed
 

@@ -52,6 +52,12 @@ CASES = [
         ('python-unavailable', 'without a framework, the image gets Python 3.5–3.15, not Python 3.4', None),
         ('fix-python', 'use Python 3.5–3.15 instead of 3.4', 'set python to 3.15'),
     ], id='python-unavailable-no-framework'),
+    pytest.param(dict(cuda='==13.5', driver='580.65.06'), [
+        ('cuda-constraint', 'CUDA ==13.5 admits none of the CUDA versions with an nvidia/cuda image in the matrix '
+                            '(10.0, 10.1, 10.2, 11.0, 11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7, 11.8, 12.0, 12.1, 12.2, '
+                            '12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3)', None),
+        ('fix-cuda', 'relax the cuda constraint (==13.5): cuda 13.0 fits', 'allow cuda 13.0'),
+    ], id='cuda-without-image-no-framework'),
     pytest.param(dict(tensorflow='2.10', flavor='wheels'), [
         ('flavor-unavailable', "tensorflow 2.10 has no build that brings its own CUDA libraries, which flavor 'wheels' needs", None),
         ('fix-relax-pin', 'relax the tensorflow pin (2.10): tensorflow 2.14.0 fits this host (newest that fits: 2.21.0)', 'allow tensorflow 2.14.0'),
