@@ -17,6 +17,16 @@ from cudaenv.matrix.model import BaseImage, ImageCudnn
 from cudaenv.versions import numeric_key
 
 OS_PREFERENCE = ("ubuntu22.04", "ubuntu24.04", "ubuntu20.04", "ubuntu18.04")
+# The oldest Python uv can install in an nvidia/cuda image (which has none of its own): the CPython
+# downloads uv 0.13.9 knows (`uv python list --all-versions --only-downloads`) start at 3.8.2.
+# tests/unit/resolver/test_base_images.py asks the installed uv again.
+UV_LOWEST_PYTHON = "3.8"
+
+
+def uv_installs(python: str) -> bool:
+    """Whether the image's Python layer can install that Python with uv (a python:X.Y-slim base, the
+    wheels flavor, brings its own)."""
+    return numeric_key(python) >= numeric_key(UV_LOWEST_PYTHON)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from cudaenv.matrix import Matrix
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
-from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
+from cudaenv.resolver.images import UV_LOWEST_PYTHON, BaseChoice, cuda_base, uv_installs, wheels_base
 from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, FRAMEWORKS, IMAGE_ARCH, PYPI, PYPI_INDEX, Constraints, Host,
                                     Problem, Resolution, Stack)
 from cudaenv.versions import (contains_at_clause_precision, driver_branch, major_minor, numeric_key, parse_version,
@@ -404,10 +404,10 @@ def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
 def runtime_pythons(matrix) -> set[str]:
     """The Pythons a project without a framework may use: every minor from the oldest to the newest
     that the frameworks' newest builds run on (each one some build ran on, so no gap opens where no
-    framework's newest build happens to be)."""
+    framework's newest build happens to be), and that uv can install in the CUDA image."""
     builds = framework_builds(matrix)
     newest = {p for rows in builds.values() for b in rows[:1] for p in b.python}
-    low, high = min(newest, key=_py_key), max(newest, key=_py_key)
+    low, high = max(min(newest, key=_py_key), UV_LOWEST_PYTHON, key=_py_key), max(newest, key=_py_key)
     return {p for rows in builds.values() for b in rows for p in b.python if _py_key(low) <= _py_key(p) <= _py_key(high)}
 
 
@@ -427,7 +427,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
             if chosen:
                 return None
     flavor = _flavor_for(ctx, chosen, mode)
-    if flavor is None:
+    if flavor is None or (flavor != "wheels" and not uv_installs(python)):
         return None
     base = _base_for(ctx, flavor, xy, python, system_cudnn)
     if base is None:
@@ -742,6 +742,19 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         if problems:
             return problems + _fixes(ctx)
         candidates = {n: [b for b in bs if any(specifier_contains(c.python, p) for p in b.python)] for n, bs in candidates.items()}
+    # the Python an nvidia/cuda image gets comes from uv (wheels bring python:X.Y-slim with their own)
+    admitted = {p for bs in candidates.values() for b in bs for p in b.python
+                if c.python is None or specifier_contains(c.python, p)}
+    if admitted and not any(uv_installs(p) for p in admitted) and \
+            not any(b.brings_own_cuda for bs in candidates.values() for b in bs):
+        uv = f"uv installs its Python, and uv's downloads start at {UV_LOWEST_PYTHON}"
+        if c.python is not None:
+            text = f"Python {_spec_text(c.python)} cannot be installed in an nvidia/cuda image: {uv}"
+        else:
+            text = (f"{', '.join(_framework_desc(n, c) for n in candidates)} runs on Python {_fmt_python(admitted)} "
+                    f"only, which an nvidia/cuda image cannot get: {uv}")
+        problems.append(Problem("python-uv", text))
+        return problems + _fixes(ctx)
 
     # a CUDA the frameworks share
     if len(candidates) > 1 and not _cuda_candidates(ctx, candidates):

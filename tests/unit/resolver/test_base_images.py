@@ -189,3 +189,24 @@ def test_an_exact_cudnn_is_that_version_even_when_a_newer_image_has_a_later_one(
     assert (exact.reference, exact.cudnn) == ("nvidia/cuda:11.0.2-cudnn8-runtime-ubuntu18.04", "8.0.2.39")
     assert cuda_base(matrix, "runtime", "11.0", cudnn="8.0.9", os_name=None, exact_cudnn=True) is None
     assert cuda_base(matrix, "runtime", "11.0", cudnn="8.0", os_name=None, exact_cudnn=True).cudnn == "8.0.5.39"
+
+
+def test_the_oldest_python_uv_installs_is_what_the_installed_uv_downloads():
+    """UV_LOWEST_PYTHON is read from uv's own download list (offline: uv carries it), so a newer uv
+    that drops or adds a Python is noticed here."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from cudaenv.resolver.images import UV_LOWEST_PYTHON, uv_installs
+    from cudaenv.versions import numeric_key
+
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    assert uv, "uv is a dependency of cudaenv"
+    listed = subprocess.run([uv, "python", "list", "--all-versions", "--only-downloads", "--all-platforms"],
+                            capture_output=True, text=True, timeout=60, env={"UV_NO_CONFIG": "1", "PATH": ""}).stdout
+    minors = {m.group(1) for m in re.finditer(r"^cpython-(3\.[0-9]+)\.[0-9]+-linux-x86_64-gnu\b", listed, re.M)}
+    assert minors and min(minors, key=numeric_key) == UV_LOWEST_PYTHON
+    assert uv_installs("3.8") and uv_installs("3.15") and not uv_installs("3.7")

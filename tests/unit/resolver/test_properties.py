@@ -93,12 +93,22 @@ def test_every_returned_stack_satisfies_every_constraint_and_rule(project, targe
 
 @pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax", "mxnet"])
 def test_every_framework_release_resolves_for_some_host(framework):
-    failures = []
+    """Every release resolves, except one whose Pythons all predate what uv can install in an
+    nvidia/cuda image (MXNet 1.4-1.6: Python <= 3.7), which is refused and says so."""
+    from cudaenv.resolver.images import uv_installs
+
+    failures, refused = [], []
     for release in getattr(M, framework):
         result = resolve(M, constraints(**{framework: f"=={release.version}"}), host(), explain=False)
-        if not result.ok:
+        if not any(uv_installs(p) for p in release.python):
+            refused.append(release.version)
+            assert not result.ok
+            assert "python-uv" in [p.code for p in resolve(M, constraints(**{framework: f"=={release.version}"}),
+                                                           host()).problems]
+        elif not result.ok:
             failures.append(release.version)
     assert failures == []
+    assert len(refused) < len(getattr(M, framework))  # the newer ones still resolve
 
 
 def test_every_torch_cuda_variant_resolves_when_asked_for():

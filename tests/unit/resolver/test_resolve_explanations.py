@@ -48,10 +48,15 @@ CASES = [
         ('fix-cuda', 'relax the cuda constraint (==12.4): cuda 10.2 fits', 'allow cuda 10.2'),
         ('fix-cudnn', 'drop the cudnn constraint (==7.6): CUDA 12.4 without cuDNN fits', 'remove cudnn'),
     ], id='cudnn-constraint-no-framework'),
-    pytest.param(dict(cuda='==12.4', python='==3.4', driver='550.54.15'), [
-        ('python-unavailable', 'without a framework, the image gets Python 3.5–3.15, not Python 3.4', None),
-        ('fix-python', 'use Python 3.5–3.15 instead of 3.4', 'set python to 3.15'),
+    pytest.param(dict(cuda='==12.4', python='==3.7', driver='550.54.15'), [
+        ('python-unavailable', 'without a framework, the image gets Python 3.8–3.15, not Python 3.7', None),
+        ('fix-python', 'use Python 3.8–3.15 instead of 3.7', 'set python to 3.15'),
     ], id='python-unavailable-no-framework'),
+    pytest.param(dict(tensorflow='2.4', python='==3.6', driver='535.104.05'), [
+        ('python-uv', "Python 3.6 cannot be installed in an nvidia/cuda image: uv installs its Python, and uv's "
+                      "downloads start at 3.8", None),
+        ('fix-python', 'use Python 3.8 instead of 3.6', 'set python to 3.8'),
+    ], id='python-uv'),
     pytest.param(dict(cuda='==13.5', driver='580.65.06'), [
         ('cuda-constraint', 'CUDA ==13.5 admits none of the CUDA versions with an nvidia/cuda image in the matrix '
                             '(10.0, 10.1, 10.2, 11.0, 11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7, 11.8, 12.0, 12.1, 12.2, '
