@@ -148,10 +148,12 @@ class Matrix:
     def _images_by_xy(self) -> dict[str, tuple[model.BaseImage, ...]]:
         index: dict[str, list[model.BaseImage]] = {}
         for image in self.images:
-            index.setdefault(major_minor(image.cuda), []).append(image)
+            if not image.superseded:  # its tags carry a later release's contents now: no image to pull
+                index.setdefault(major_minor(image.cuda), []).append(image)
         return {xy: tuple(rows) for xy, rows in index.items()}
 
     def images_for(self, cuda_xy: str) -> tuple[model.BaseImage, ...]:
+        """The image rows of that CUDA x.y a base can be (a superseded row is history only)."""
         return self._images_by_xy.get(cuda_xy, ())
 
 

@@ -344,6 +344,7 @@ def base_image(r: RowReader) -> model.BaseImage:
         cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=_repository(r, "repository"),
         tag_version=_tag_part(r, "tag_version"), os=_tag_parts(r, "os"), cudnn=r.rows("cudnn", image_cudnn),
         removed=bool(r.bool("removed", required=False)), source=r.source(), note=r.str("note", required=False, default=""),
+        superseded=bool(r.bool("superseded", required=False)),
     ))
 
 

@@ -209,6 +209,7 @@ class BaseImage:
     cudnn: tuple[ImageCudnn, ...] = ()
     removed: bool = False  # NVIDIA deleted these tags from Docker Hub (EOL cleanup)
     note: str = ""
+    superseded: bool = False  # the tags now carry a later release's contents (rebuilt in place): history only
 
     def tag(self, flavor: str, os_name: str, cudnn_tag: str | None = None) -> str:
         """``flavor`` is base/runtime/devel; with ``cudnn_tag`` the cuDNN-flavoured spelling."""

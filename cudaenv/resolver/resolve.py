@@ -924,6 +924,9 @@ def _fixes(ctx: _Context) -> list[Problem]:
             if relaxed.ok:
                 value = relaxed.stack.cuda if field_name == "cuda" else relaxed.stack.cudnn
                 if value is None:  # the stack that fits carries no cuDNN at all
+                    series = _series_fix(ctx, c.cudnn)
+                    if series is not None:
+                        fixes.append(series)
                     fixes.append(Problem(f"fix-{field_name}", f"drop the {field_name} constraint ({getattr(c, field_name)}): "
                                                               f"CUDA {relaxed.stack.cuda} without cuDNN fits",
                                          fix=f"remove {field_name}"))
@@ -936,6 +939,20 @@ def _fixes(ctx: _Context) -> list[Problem]:
             fixes.append(Problem("fix-flavor", f"flavor {c.flavor!r} cannot work here; flavor {relaxed.stack.flavor!r} does",
                                  fix=f"set flavor to {relaxed.stack.flavor}"))
     return fixes
+
+
+def _series_fix(ctx: _Context, spec: SpecifierSet) -> Problem | None:
+    """For ``cudnn = "8.0.2.39"`` that no image carries any more: the same major.minor series, when
+    an image carries one of its builds (the cuDNN ABI holds within a series' builds)."""
+    exact = [clause.version for clause in spec if clause.operator == "==" and not clause.version.endswith(".*")]
+    if len(exact) != 1 or len(exact) != len(spec) or len(Version(exact[0]).release) <= 2:
+        return None
+    series = major_minor(exact[0])
+    relaxed = resolve(ctx.matrix, replace(ctx.constraints, cudnn=SpecifierSet(f"=={series}")), ctx.host, explain=False)
+    if not relaxed.ok or relaxed.stack.cudnn_version is None:
+        return None
+    return Problem("fix-cudnn", f"relax the cudnn constraint ({_spec_text(spec)}) to its series {series}: cudnn "
+                                f"{relaxed.stack.cudnn_version} fits", fix=f"allow cudnn {series}")
 
 
 def _nearest_fitting(ctx: _Context, relaxed: Constraints, name: str, spec: SpecifierSet, tries: int = 40) -> str | None:

@@ -217,3 +217,19 @@ REFERENCES = {
 def test_each_cross_reference_is_refused_in_one_line_naming_its_file_row_and_field(tmp_path, case):
     name, text, expected = REFERENCES[case]
     assert refusal(tmp_path, **{name: text}) == f"{tmp_path / (name + '.toml')}: {expected}"
+
+
+def test_a_superseded_image_row_is_history_and_never_a_base(tmp_path):
+    """The '11.0' tags were rebuilt in place with CUDA 11.0.3 (images.toml's note): the 11.0.2 row
+    is kept, marked superseded, and offered to no resolution; an overlay may mark a row so too."""
+    shipped = {i.cuda: i for i in SHIPPED.images}
+    assert shipped["11.0.2"].superseded and shipped["11.1.0"].superseded
+    assert "11.0.2" not in [i.cuda for i in SHIPPED.images_for("11.0")]
+    assert "11.0.3" in [i.cuda for i in SHIPPED.images_for("11.0")]
+    row = ('[[image]]\ncuda = "12.4.1"\nrepository = "nvidia/cuda"\ntag_version = "12.4.1"\nos = ["ubuntu22.04"]\n'
+           f'superseded = true\n{SOURCE}\n')
+    (tmp_path / "images.toml").write_text(row, encoding="utf-8")
+    assert "12.4.1" not in [i.cuda for i in load_matrix(overlays=[tmp_path]).images_for("12.4")]
+    (tmp_path / "images.toml").write_text(row.replace("superseded = true", 'superseded = "yes"'), encoding="utf-8")
+    with pytest.raises(MatrixError, match="superseded"):
+        load_matrix(overlays=[tmp_path])

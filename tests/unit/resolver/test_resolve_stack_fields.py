@@ -69,12 +69,16 @@ def test_a_cudnn_constraint_without_frameworks_picks_the_newest_image_that_offer
 
 
 def test_a_full_cudnn_version_without_frameworks_is_the_images_exact_cudnn():
-    """``cudnn = "8.0.2.39"`` on CUDA 11.0: the older 11.0 image carries exactly that; 11.0.3's
-    8.0.5.39 is a different cuDNN, not one the project asked for (it was chosen before)."""
-    stack = resolve_case(cuda="==11.0", cudnn="8.0.2.39").stack
-    assert stack.cudnn_version == "8.0.2.39"
-    image = next(i for i in matrix().images_for("11.0") if any(c.version == "8.0.2.39" for c in i.cudnn))
-    assert stack.base_image.startswith(f"nvidia/cuda:{image.tag_version}-cudnn8-runtime-")
+    """``cudnn = "8.9.6.50"`` on CUDA 12.2: the image carrying exactly that build. ``8.0.2.39`` was
+    only in the '11.0' tags before NVIDIA rebuilt them in place with 11.0.3 and 8.0.5.39 (that row
+    is superseded): no image carries it, and the fix offered is its series, 8.0, which one does."""
+    stack = resolve_case(cuda="==12.2", cudnn="8.9.6.50", driver="535.104.05").stack
+    assert stack.cudnn_version == "8.9.6.50"
+    result = resolve_case(cudnn="8.0.2.39", driver="535.104.05", gpus=["A100"])
+    assert not result.ok
+    fixes = [(p.message, p.fix) for p in result.problems if p.code == "fix-cudnn"]
+    assert fixes[0] == ("relax the cudnn constraint (8.0.2.39) to its series 8.0: cudnn 8.0.5.39 fits", "allow cudnn 8.0")
+    assert resolve_case(cudnn="8.0", driver="535.104.05", gpus=["A100"]).stack.cudnn_version == "8.0.5.39"
 
 
 def test_a_stack_records_the_nvidia_pins_of_its_builds():
