@@ -569,9 +569,16 @@ def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
                 "driver-drops-architecture",
                 f"driver {host.driver} (R{branch}) no longer supports {arch.capitalize()} GPUs such as {gpu.label}; "
                 f"the last driver branch that does is R{last}",
-                fix=f"install a driver from branch R{last} or older for this GPU" if last else None,
+                fix=f"install a driver from branch R{last} or older for this GPU{_branch_cuda_note(matrix, last)}"
+                if last else None,
             ))
     return problems
+
+
+def _branch_cuda_note(matrix: Matrix, branch: int) -> str:
+    """``; R470 runs CUDA 11.4 and older natively``: what a stack on that older branch can use."""
+    row = next((b for b in matrix.driver_branches if b.branch == branch), None)
+    return f"; R{branch} runs CUDA {row.max_cuda} and older natively" if row is not None and row.max_cuda else ""
 
 
 def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bool = True) -> Resolution:
@@ -583,6 +590,21 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
             needed = smallest_driver(matrix, [constraints], host)
             if needed is not None:
                 fatal.append(_driver_fix(needed))
+        if explain and constraints.cuda is not None:
+            for gpu in host.gpus:
+                if gpu_rules.driver_supports_architecture(matrix, host.driver, gpu) is not False:
+                    continue
+                last = gpu_rules.last_branch_for(matrix, gpu_rules.architecture_name(matrix, gpu) or "?")
+                if last is None or last >= driver_branch(host.driver):
+                    continue  # a driver too old for the GPU: the driver fix above
+                row = next((b for b in matrix.driver_branches if b.branch == last), None)
+                older = [xy for xy in matrix.cuda_minors if row is not None and row.max_cuda
+                         and numeric_key(xy) <= numeric_key(row.max_cuda)]
+                if older and not any(specifier_contains(constraints.cuda, xy) for xy in older):
+                    fatal.append(Problem("fix-cuda", f"relax the cuda constraint ({_spec_text(constraints.cuda)}): "
+                                                     f"on R{last} a stack needs CUDA {row.max_cuda} or older",
+                                         fix=f"allow cuda {row.max_cuda}"))
+                    break
         return Resolution(stack=None, valid_cuda=(), problems=tuple(fatal))
     ctx = _Context(matrix, constraints, host)
     candidates = candidate_builds(matrix, constraints)

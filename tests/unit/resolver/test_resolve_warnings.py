@@ -113,7 +113,7 @@ HOST = [
     pytest.param("560.35.03", ["K80"], [
         ("driver-drops-architecture", "driver 560.35.03 (R560) no longer supports Kepler GPUs such as K80 (sm_37); "
                                       "the last driver branch that does is R470",
-         "install a driver from branch R470 or older for this GPU"),
+         "install a driver from branch R470 or older for this GPU; R470 runs CUDA 11.4 and older natively"),
     ], id="drops"),
     pytest.param(None, ["GB10"], [
         ("host-arch-unsupported", "GB10 (sm_121) only comes in aarch64 hosts (Grace CPU or Jetson module); cudaenv's "
@@ -149,6 +149,18 @@ def test_a_driver_that_drops_a_gpu_gets_no_driver_upgrade():
     """Past Kepler's last branch, a newer driver cannot help: no fix-driver is offered."""
     result = _resolve(torch="any", driver="560.35.03", gpus=["K80"])
     assert [p.code for p in result.problems] == ["driver-drops-architecture"]
+
+
+def test_a_cuda_pin_the_last_branch_cannot_run_is_named_as_a_fix_too():
+    """K80 on R535 with CUDA 12.4 asked for: R470 (Kepler's last branch) runs CUDA 11.4 natively, so
+    installing it alone would not do; the CUDA pin must go down too. Without a pin, or with one that
+    already allows 11.4 or older, only the driver is named."""
+    result = _resolve(cuda="==12.4", driver="535.104.05", gpus=["K80"])
+    assert [(p.code, p.message, p.fix) for p in result.problems][1:] == [
+        ("fix-cuda", "relax the cuda constraint (12.4): on R470 a stack needs CUDA 11.4 or older", "allow cuda 11.4")]
+    assert [p.code for p in _resolve(cuda=">=11", driver="535.104.05", gpus=["K80"]).problems] == \
+        ["driver-drops-architecture"]
+    assert _resolve(cuda="==11.4", driver="470.82.01", gpus=["K80"]).ok
 
 
 # --- the smallest driver -------------------------------------------------------------------------
