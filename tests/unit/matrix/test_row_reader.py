@@ -1,0 +1,58 @@
+"""RowReader, the typed access every matrix row goes through: a field is required unless a caller
+says otherwise, a wrong type is one line naming the row, the field, what was expected and what was
+found, and a row that is not a table is named as such."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaenv.matrix import MatrixError
+from cudaenv.matrix.load import RowReader
+
+WHERE = "torch.toml: [[release]] #3"
+
+
+def refusal(call, *args, **kwargs) -> str:
+    with pytest.raises(MatrixError) as caught:
+        call(*args, **kwargs)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("value, shown", [(["x"], "a list"), (3, "an integer"), ("row", "a string")],
+                         ids=["list", "int", "str"])
+def test_a_row_that_is_not_a_table_says_what_it_is(value, shown):
+    expected = {"a list": "list", "an integer": "int", "a string": "str"}[shown]
+    assert refusal(RowReader, value, WHERE) == f"{WHERE}: expected a table, got {expected}"
+
+
+@pytest.mark.parametrize("method", ["str", "int", "bool", "source"])
+def test_every_field_is_required_unless_the_caller_says_otherwise(method):
+    reader = RowReader({}, WHERE)
+    assert refusal(getattr(reader, method), "x") == f"{WHERE}: missing required field 'x'"
+    assert getattr(RowReader({}, WHERE), method)("x", required=False) is None
+
+
+def test_an_absent_optional_string_is_its_default():
+    assert RowReader({}, WHERE).str("note", required=False, default="") == ""
+
+
+@pytest.mark.parametrize("method, value, expected", [
+    ("str", "", "a non-empty string"),
+    ("str", "   ", "a non-empty string"),
+    ("str", 5, "a non-empty string"),
+    ("int", "5", "an integer"),
+    ("int", True, "an integer"),
+    ("bool", "yes", "true or false"),
+    ("bool", 1, "true or false"),
+    ("source", "https://example.com", 'a source with the date it was read ("<URL or document> ; read YYYY-MM-DD")'),
+], ids=["str-empty", "str-blank", "str-int", "int-text", "int-bool", "bool-text", "bool-int", "source-undated"])
+def test_a_wrong_value_names_the_row_the_field_what_was_expected_and_what_was_found(method, value, expected):
+    from cudaenv.errors import shown
+
+    reader = RowReader({"x": value}, WHERE)
+    assert refusal(getattr(reader, method), "x") == f"{WHERE}: field 'x': expected {expected}, got {shown(value)}"
+
+
+def test_good_values_are_returned_as_written():
+    reader = RowReader({"s": " a ", "i": 0, "b": False, "source": "x ; read 2026-11-26"}, WHERE)
+    assert (reader.str("s"), reader.int("i"), reader.bool("b"), reader.source()) == (" a ", 0, False, "x ; read 2026-11-26")
