@@ -367,3 +367,15 @@ def test_long_values_fold_at_200_columns():
     assert render({"a": at_limit}) == f"a: {at_limit}\n"
     assert render({"a": over}) == "a: " + "x" * 198 + "\n  yyyyy\n"
     assert yaml.safe_load(render({"a": over}))["a"] == over
+
+
+def test_flags_edges_and_where_errors_point(locked):
+    """--backoff-limit 0 is a count (no retry), --gpus overrides [run] gpus, a bad [run] gpus names
+    the project file, and no Secret is named when nothing is passed through."""
+    project, matrix, stack = locked
+    assert workload(backoff_limit=0).backoff_limit == 0
+    assert project.run.gpus == "2"
+    assert build_workload(project, matrix, stack, image=IMAGE, user="1000", gpus=1).gpus == 1
+    assert build_workload(project, matrix, stack, image=IMAGE, user="1000").gpus == 2
+    assert message(workload, project=fake_project(gpus="lots")).startswith(f"{WHERE}: run.gpus: ")
+    assert workload().secret is None and workload(passthrough=("A",)).secret == "detector-env"
