@@ -56,3 +56,45 @@ def test_a_wrong_value_names_the_row_the_field_what_was_expected_and_what_was_fo
 def test_good_values_are_returned_as_written():
     reader = RowReader({"s": " a ", "i": 0, "b": False, "source": "x ; read 2026-11-26"}, WHERE)
     assert (reader.str("s"), reader.int("i"), reader.bool("b"), reader.source()) == (" a ", 0, False, "x ; read 2026-11-26")
+
+
+TYPED = {  # method: (a good value, a value refused, what the message expects)
+    "numeric": ("12.4.1", "12.x", "a dotted version"),
+    "cuda_xy": ("12.4", "12.4.1", 'a CUDA version "X.Y"'),
+    "cc": ("8.0", "8", 'a compute capability "X.Y"'),
+    "version": ("2.6.0", "two", "a PEP 440 version string"),
+    "specifier": (">=12.0,<13", 12, 'a PEP 440 specifier such as ">=12.0,<13"'),
+    "python_list": (["3.11"], ["3.11.2"], 'a list of Python versions like ["3.11"]'),
+    "cc_list": (["8.0", "9.0"], ["8"], 'a list of compute capabilities like ["8.0", "9.0"]'),
+    "str_list": (["a"], ["a", " "], "a list of strings"),
+}
+
+
+@pytest.mark.parametrize("method", sorted(TYPED))
+def test_each_typed_field_is_required_and_names_what_it_expects(method):
+    good, bad, expected = TYPED[method]
+    from cudaenv.errors import shown
+
+    assert refusal(getattr(RowReader({}, WHERE), method), "x") == f"{WHERE}: missing required field 'x'"
+    assert getattr(RowReader({}, WHERE), method)("x", required=False) in (None, ())
+    assert refusal(getattr(RowReader({"x": bad}, WHERE), method), "x") == \
+        f"{WHERE}: field 'x': expected {expected}, got {shown(bad)}"
+    value = getattr(RowReader({"x": good}, WHERE), method)("x")
+    if method == "specifier":
+        assert value.contains("12.4") and not value.contains("13.0")
+    else:
+        assert value == (tuple(good) if isinstance(good, list) else good)
+
+
+def test_numeric_counts_its_parts_as_asked():
+    """A driver is at least two parts (535.104 or 535.104.05), a CUDA release exactly three."""
+    assert RowReader({"x": "535.104"}, WHERE).numeric("x", min_parts=2) == "535.104"
+    assert "expected a driver" in refusal(RowReader({"x": "535"}, WHERE).numeric, "x", min_parts=2, what="a driver")
+    assert RowReader({"x": "535"}, WHERE).numeric("x") == "535"
+    assert "expected 3 parts" in refusal(RowReader({"x": "12.4"}, WHERE).numeric, "x", parts=3, what="3 parts")
+
+
+def test_a_list_names_a_duplicate_item():
+    assert refusal(RowReader({"x": ["8.0", "8.0"]}, WHERE).cc_list, "x") == (
+        f"{WHERE}: field 'x': expected a list of compute capabilities like [\"8.0\", \"9.0\"] without duplicates, "
+        "got ['8.0', '8.0']")
