@@ -275,3 +275,24 @@ def test_affinity_agrees_with_check_nodes_on_the_node_fixtures():
                 assert affinity_selects(node_affinity(MATRIX, stack), labels) == judged, (path.name, facts.name, name)
                 compared += 1
     assert compared, "no node with GFD compute-capability labels in the fixtures"
+
+
+SWEEP_DRIVERS = [("450", "80", "02"), ("470", "82", "01"), ("525", "60", "13"), ("535", "104", "05"),
+                 ("550", "54", "15"), ("560", "35", "03"), ("570", "86", "10"), ("580", "65", "06"), ("590", "44", "01")]
+
+
+@pytest.mark.parametrize("name", sorted(REAL_STACKS))
+def test_affinity_agrees_with_check_stack_on_every_capability_label_a_node_could_carry(name):
+    """Deterministically, every compute capability from 0.0 to 15.9 (also majors no GPU has, such as
+    4 or 15: a label is only a string) on drivers across the branches: the generated tests above
+    sample this space, this one walks it, so a capability range no sample hit cannot hide."""
+    stack = REAL_STACKS[name]
+    affinity = node_affinity(MATRIX, stack)
+    disagree = []
+    for driver in SWEEP_DRIVERS:
+        for major in range(16):
+            for minor in range(10):
+                labels = node_labels(driver, (major, minor), "new")
+                if affinity_selects(affinity, labels) != check_stack(MATRIX, stack, host_for(labels)).compatible:
+                    disagree.append((".".join(driver), f"{major}.{minor}"))
+    assert disagree == []

@@ -379,3 +379,22 @@ def test_flags_edges_and_where_errors_point(locked):
     assert build_workload(project, matrix, stack, image=IMAGE, user="1000").gpus == 2
     assert message(workload, project=fake_project(gpus="lots")).startswith(f"{WHERE}: run.gpus: ")
     assert workload().secret is None and workload(passthrough=("A",)).secret == "detector-env"
+
+
+def test_one_byte_of_shared_memory_is_the_smallest_size():
+    assert shm_quantity("1", "--shm-size") == "1" and shm_quantity("1b", "--shm-size") == "1"
+    assert message(shm_quantity, "0.5", "--shm-size").endswith("above zero for the shared-memory volume, got '0.5'")
+
+
+def test_every_framework_is_in_the_summary_and_one_gpu_is_placed(locked):
+    both = SimpleNamespace(**{**vars(STACK), "frameworks": (("torch", "2.5.1"), ("jax", "0.4.30"))})
+    made = build_workload(fake_project(), None, both, image=IMAGE, user="1:1")
+    assert made.summary == "torch 2.5.1, jax 0.4.30 | CUDA 12.4 | Python 3.11"
+    project, matrix, stack = locked
+    assert build_workload(project, matrix, stack, image=IMAGE, user="1000", gpus=1).affinity is not None
+
+
+@pytest.mark.parametrize("kwargs, flag", [({"image": "Bad Image"}, "--image"), ({"runtime_class": "Bad_Class"}, "--runtime-class")],
+                         ids=["image", "runtime-class"])
+def test_a_bad_flag_value_is_named_by_its_flag(kwargs, flag):
+    assert message(workload, **kwargs).startswith(f"{flag}: ")
