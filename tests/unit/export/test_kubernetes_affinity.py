@@ -281,12 +281,24 @@ SWEEP_DRIVERS = [("450", "80", "02"), ("470", "82", "01"), ("525", "60", "13"), 
                  ("550", "54", "15"), ("560", "35", "03"), ("570", "86", "10"), ("580", "65", "06"), ("590", "44", "01")]
 
 
-@pytest.mark.parametrize("name", sorted(REAL_STACKS))
+SWEEP_STACKS = {
+    **REAL_STACKS,
+    # PTX for 3.5 on CUDA 11.8 (whose libraries run from sm_35): every capability above it runs by
+    # JIT on a native driver, majors no GPU has (4) included, so the gaps between named majors count
+    "ptx-3.5-cuda-11.8": dataclasses.replace(REAL_STACKS["torch-cuda-11.8"], cuda="11.8",
+                                             gpu_targets=(("fw0", ("3.5",), ("3.5",)),)),
+    # SASS only, with a gap: 5.0 and 8.0 run, 6.x and 7.x do not
+    "sass-gap-cuda-12.4": dataclasses.replace(REAL_STACKS["runtime-12.4"],
+                                              gpu_targets=(("fw0", ("5.0", "8.0"), ()),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SWEEP_STACKS))
 def test_affinity_agrees_with_check_stack_on_every_capability_label_a_node_could_carry(name):
     """Deterministically, every compute capability from 0.0 to 15.9 (also majors no GPU has, such as
     4 or 15: a label is only a string) on drivers across the branches: the generated tests above
     sample this space, this one walks it, so a capability range no sample hit cannot hide."""
-    stack = REAL_STACKS[name]
+    stack = SWEEP_STACKS[name]
     affinity = node_affinity(MATRIX, stack)
     disagree = []
     for driver in SWEEP_DRIVERS:
