@@ -98,3 +98,21 @@ def test_a_list_names_a_duplicate_item():
     assert refusal(RowReader({"x": ["8.0", "8.0"]}, WHERE).cc_list, "x") == (
         f"{WHERE}: field 'x': expected a list of compute capabilities like [\"8.0\", \"9.0\"] without duplicates, "
         "got ['8.0', '8.0']")
+
+
+def test_requires_is_an_optional_table_of_package_specifiers():
+    """[...requires] pins (``"nvidia-cudnn-cu12" = "==9.1.0.70"``), sorted; anything else is named."""
+    assert RowReader({}, WHERE).requires("requires") == ()
+    reader = RowReader({"requires": {"b": ">=1", "a": "==9.1.0.70"}}, WHERE)
+    assert reader.requires("requires") == (("a", "==9.1.0.70"), ("b", ">=1"))
+    assert refusal(RowReader({"requires": ["a==1"]}, WHERE).requires, "requires") == \
+        f"{WHERE}: field 'requires': expected a table of package = specifier, got ['a==1']"
+    assert refusal(RowReader({"requires": {"a": 1}}, WHERE).requires, "requires") == \
+        f"{WHERE}: field requires.'a': expected a PEP 440 specifier, got 1"
+    assert refusal(RowReader({"requires": {"a": "any version"}}, WHERE).requires, "requires") == \
+        f"{WHERE}: field requires.'a': expected a PEP 440 specifier, got 'any version'"
+
+
+def test_a_python_list_takes_major_minor_only():
+    assert RowReader({"python": ["3.11", "3.12"]}, WHERE).python_list() == ("3.11", "3.12")
+    assert "expected a list of Python versions" in refusal(RowReader({"python": ["3"]}, WHERE).python_list)
