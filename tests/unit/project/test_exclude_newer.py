@@ -118,3 +118,27 @@ def test_a_bad_override_is_one_line_of_bad_input_before_any_progress(tmp_path, n
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"cudaenv: error: {name}: expected " + result.stderr.split(": expected ", 1)[1].rstrip("\n")]
     assert repr(value) in result.stderr and not (tmp_path / "cudaenv.lock").exists()
+
+
+class _Python310DateTime(datetime.datetime):
+    """datetime as Python 3.10 reads ISO text (cudaenv supports 3.10; the suite runs on 3.11+): its
+    documented format is YYYY-MM-DD[*HH[:MM[:SS[.fff[fff]]]][+HH:MM[:SS[.ffffff]]]], so no "Z" and a
+    fraction of 3 or 6 digits only (https://docs.python.org/3.10/library/datetime.html#datetime.datetime.fromisoformat)."""
+
+    @classmethod
+    def fromisoformat(cls, text):
+        import re
+
+        fraction = re.search(r"\.([0-9]+)", text)
+        if text.endswith(("Z", "z")) or (fraction and len(fraction.group(1)) not in (3, 6)):
+            raise ValueError(f"Invalid isoformat string: {text!r}")
+        return super().fromisoformat(text)
+
+
+@pytest.mark.parametrize("value", ["2026-11-20T00:00:00Z", "2026-11-20 12:30:00.123456789Z", "2026-11-20T23:59:59.5-08:00",
+                                   "2026-11-20T10:00Z"], ids=["z", "nanoseconds-z", "one-digit-fraction", "minutes-z"])
+def test_timestamps_are_checked_the_same_on_python_3_10(tmp_path, monkeypatch, value):
+    """The clock check drops the fraction and spells Z as +00:00 before asking fromisoformat, so a
+    Python 3.10 runtime accepts what uv accepts, as 3.11 does."""
+    monkeypatch.setattr(datetime, "datetime", _Python310DateTime)
+    assert parsed(tmp_path, {"exclude_newer": value}).exclude_newer == value
