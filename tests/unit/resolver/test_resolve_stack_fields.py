@@ -128,3 +128,15 @@ def test_a_cudnn_below_one_build_without_frameworks_takes_an_image_below_it():
     assert numeric_key(stack.cudnn_version) < numeric_key("8.9.6.50")
     assert resolve_case(cudnn="!=8.9.6.50", driver="535.104.05", gpus=["A100"]).stack.cudnn_version != "8.9.6.50"
     assert resolve_case(cudnn="8.9.6", cuda="==12.2", driver="535.104.05").stack.cudnn_version == "8.9.6.50"
+
+
+def test_a_frameworks_system_cudnn_is_a_floor_within_its_major():
+    """TensorFlow 2.12 was built with cuDNN 8.6: the CUDA 11.8 image's later cuDNN 8.9 serves it (one
+    ABI per major), where only the exact cuDNN a project without a framework names must match."""
+    from cudaenv.matrix.builds import framework_builds
+
+    stack = resolve_case(tensorflow="==2.12.0", driver="535.104.05").stack
+    build = next(b for b in framework_builds(matrix())["tensorflow"] if b.version == "2.12.0")
+    need = build.cudnn or build.cudnn_range
+    assert str(need).lstrip("=><~!").startswith("8.6")
+    assert stack.cudnn_version.startswith("8.") and numeric_key(stack.cudnn_version) > numeric_key("8.6.99")
