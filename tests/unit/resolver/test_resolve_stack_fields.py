@@ -140,3 +140,11 @@ def test_a_frameworks_system_cudnn_is_a_floor_within_its_major():
     need = build.cudnn or build.cudnn_range
     assert str(need).lstrip("=><~!").startswith("8.6")
     assert stack.cudnn_version.startswith("8.") and numeric_key(stack.cudnn_version) > numeric_key("8.6.99")
+
+
+def test_a_cudnn_series_without_frameworks_takes_an_older_image_of_the_cuda_that_carries_it():
+    """CUDA 12.6's images moved from cuDNN 9.3 (12.6.0, 12.6.1) to 9.5 (12.6.2, 12.6.3): ``cudnn = "9.3"``
+    gets 12.6.1 with 9.3.0.75, not the newest 12.6.3 whose 9.5.1.17 is only 'at least 9.3'."""
+    stack = resolve_case(cuda="==12.6", cudnn="9.3", driver="560.35.03").stack
+    assert stack.cudnn_version == "9.3.0.75"
+    assert stack.base_image.startswith("nvidia/cuda:12.6.1-cudnn-runtime-")
