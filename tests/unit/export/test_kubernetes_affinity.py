@@ -308,3 +308,36 @@ def test_affinity_agrees_with_check_stack_on_every_capability_label_a_node_could
                 if affinity_selects(affinity, labels) != check_stack(MATRIX, stack, host_for(labels)).compatible:
                     disagree.append((".".join(driver), f"{major}.{minor}"))
     assert disagree == []
+
+
+def _terms(cells):
+    from cudaenv.export.kubernetes import _capability_terms
+
+    return [[(r.key.rsplit(".", 1)[1], r.operator, r.values) for r in term] for term in _capability_terms(cells)]
+
+
+def test_capability_terms_are_the_fewest_the_labels_allow():
+    """Whole majors next to each other merge into one range (12 and every major above: one Gt), a
+    range of 16 majors or more is Gt/Lt rather than a list of 17 values, a shorter one a list, and
+    majors apart stay one In list (what kubectl shows the user, and what the golden files pin)."""
+    from cudaenv.export.kubernetes import _Cells
+
+    assert _terms([_Cells("exact", 12, 0), _Cells("tail", 12, 1), _Cells("span", 13, 0, None)]) == \
+        [[("major", "Gt", ("11",))]]
+    assert _terms([_Cells("span", 0, 0, 16)]) == [[("major", "Gt", ("-1",)), ("major", "Lt", ("17",))]]
+    assert _terms([_Cells("span", 0, 0, 15)]) == [[("major", "In", tuple(str(m) for m in range(16)))]]
+    assert _terms([_Cells("exact", 5, 0), _Cells("tail", 5, 1), _Cells("span", 7, 0, 7), _Cells("span", 9, 0, None)]) == \
+        [[("major", "In", ("5", "7"))], [("major", "Gt", ("8",))]]
+
+
+def test_the_lower_driver_threshold_is_compared_as_a_version(monkeypatch):
+    """525.60.13 is below 525.105.17 (as text it is above), and without either bound there is none."""
+    from cudaenv.export.kubernetes import _driver_thresholds
+    from cudaenv.resolver import driver as driver_rules
+
+    monkeypatch.setattr(driver_rules, "native_requirement", lambda matrix, cuda: "525.105.17")
+    monkeypatch.setattr(driver_rules, "minor_version_floor", lambda matrix, cuda: "525.60.13")
+    assert _driver_thresholds(MATRIX, REAL_STACKS["runtime-12.4"]) == ("525.105.17", "525.60.13")
+    monkeypatch.setattr(driver_rules, "native_requirement", lambda matrix, cuda: None)
+    monkeypatch.setattr(driver_rules, "minor_version_floor", lambda matrix, cuda: None)
+    assert _driver_thresholds(MATRIX, REAL_STACKS["runtime-12.4"]) == (None, None)
