@@ -148,3 +148,6 @@ def test_a_cudnn_series_without_frameworks_takes_an_older_image_of_the_cuda_that
     stack = resolve_case(cuda="==12.6", cudnn="9.3", driver="560.35.03").stack
     assert stack.cudnn_version == "9.3.0.75"
     assert stack.base_image.startswith("nvidia/cuda:12.6.1-cudnn-runtime-")
+    # a whole major matches both: the newest image's wins
+    newest = resolve_case(cuda="==12.6", cudnn="9", driver="560.35.03").stack
+    assert (newest.cudnn_version, newest.base_image.split("-")[0]) == ("9.5.1.17", "nvidia/cuda:12.6.3")
