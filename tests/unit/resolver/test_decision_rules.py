@@ -187,3 +187,21 @@ def test_a_cudnn_only_centos_images_carry_is_not_chosen():
     assert not result.ok
     offered = [(i.cuda, c.os) for i in matrix().images for c in i.cudnn if c.version == "7.6.5.33"]
     assert offered and all(not o.startswith("ubuntu") for _, oses in offered for o in oses)
+
+
+@pytest.mark.parametrize("builds, expected", [
+    # the newest build's range, 3.9-3.10: a later Python an older build had (3.15) is not offered
+    ({"x": [("3.9", "3.10"), ("3.8", "3.15")]}, {"3.9", "3.10"}),
+    # versions compare as versions: 3.10 is above uv's 3.8 (as text it is below), so 3.9 stays out
+    ({"x": [("3.10", "3.11")], "y": [("3.10",), ("3.9",)]}, {"3.10", "3.11"}),
+    # below 3.8 uv installs nothing: the floor is 3.8 however old the newest builds go
+    ({"x": [("3.5", "3.6", "3.7", "3.8", "3.9")]}, {"3.8", "3.9"}),
+], ids=["newest-build-range", "compared-as-versions", "uv-floor"])
+def test_runtime_pythons_span_the_newest_builds_from_what_uv_installs(monkeypatch, builds, expected):
+    from types import SimpleNamespace
+
+    from cudaenv.resolver import resolve as resolve_module
+
+    table = {name: [SimpleNamespace(python=pythons) for pythons in rows] for name, rows in builds.items()}
+    monkeypatch.setattr(resolve_module, "framework_builds", lambda matrix: table)
+    assert resolve_module.runtime_pythons(None) == expected
