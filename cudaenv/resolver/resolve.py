@@ -576,9 +576,10 @@ def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
 
 
 def _branch_cuda_note(matrix: Matrix, branch: int) -> str:
-    """``; R470 runs CUDA 11.4 and older natively``: what a stack on that older branch can use."""
-    row = next((b for b in matrix.driver_branches if b.branch == branch), None)
-    return f"; R{branch} runs CUDA {row.max_cuda} and older natively" if row is not None and row.max_cuda else ""
+    """``; R470 runs CUDA 11.4 and older natively``: what a stack on that older branch can use
+    (``branch`` is a row of the matrix: gpu_rules.last_branch_for answers with one)."""
+    row = next(b for b in matrix.driver_branches if b.branch == branch)
+    return f"; R{branch} runs CUDA {row.max_cuda} and older natively"
 
 
 def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bool = True) -> Resolution:
@@ -597,9 +598,8 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
                 last = gpu_rules.last_branch_for(matrix, gpu_rules.architecture_name(matrix, gpu) or "?")
                 if last is None or last >= driver_branch(host.driver):
                     continue  # a driver too old for the GPU: the driver fix above
-                row = next((b for b in matrix.driver_branches if b.branch == last), None)
-                older = [xy for xy in matrix.cuda_minors if row is not None and row.max_cuda
-                         and numeric_key(xy) <= numeric_key(row.max_cuda)]
+                row = next(b for b in matrix.driver_branches if b.branch == last)
+                older = [xy for xy in matrix.cuda_minors if numeric_key(xy) <= numeric_key(row.max_cuda)]
                 if older and not any(specifier_contains(constraints.cuda, xy) for xy in older):
                     fatal.append(Problem("fix-cuda", f"relax the cuda constraint ({_spec_text(constraints.cuda)}): "
                                                      f"on R{last} a stack needs CUDA {row.max_cuda} or older",

@@ -151,3 +151,10 @@ def test_a_cudnn_series_without_frameworks_takes_an_older_image_of_the_cuda_that
     # a whole major matches both: the newest image's wins
     newest = resolve_case(cuda="==12.6", cudnn="9", driver="560.35.03").stack
     assert (newest.cudnn_version, newest.base_image.split("-")[0]) == ("9.5.1.17", "nvidia/cuda:12.6.3")
+
+
+def test_only_one_exact_build_is_widened_to_its_series():
+    """``<8.0.2.39`` is a bound, not a build that went away: no series is offered for it."""
+    result = resolve_case(cuda="==11.0", cudnn="<8.0.2.39", driver="535.104.05")
+    assert not result.ok
+    assert not [p for p in result.problems if "to its series" in p.message]
