@@ -205,8 +205,19 @@ def test_newer_major_reached_only_by_ptx_needs_the_native_driver():
 
 
 def test_stack_whose_cuda_the_matrix_lacks_has_no_nodes():
-    with pytest.raises(NoNodeFits):
+    with pytest.raises(NoNodeFits) as caught:
         affinity_terms(MATRIX, dataclasses.replace(REAL_STACKS["runtime-12.4"], cuda="99.9"))
+    assert str(caught.value) == ("the stack's CUDA 99.9 is not a CUDA release in this matrix: no node can be chosen "
+                                 "for it (written by a newer cudaenv or matrix? run `cudaenv matrix check`)")
+
+
+def test_a_build_no_labelled_gpu_runs_has_no_nodes_and_says_so():
+    """SASS for 3.0 only, no PTX, on CUDA 12.4 (whose libraries start at 5.0): no capability runs it."""
+    stack = dataclasses.replace(REAL_STACKS["runtime-12.4"], gpu_targets=(("fw0", ("3.0",), ()),))
+    with pytest.raises(NoNodeFits) as caught:
+        affinity_terms(MATRIX, stack)
+    assert str(caught.value) == ("no driver and GPU that GPU Feature Discovery labels can describe runs CUDA 12.4 "
+                                 "with these framework builds")
 
 
 # --- the evaluator itself follows Kubernetes' rules ------------------------------------------------------
