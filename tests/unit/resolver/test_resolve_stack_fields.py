@@ -158,3 +158,12 @@ def test_only_one_exact_build_is_widened_to_its_series():
     result = resolve_case(cuda="==11.0", cudnn="<8.0.2.39", driver="535.104.05")
     assert not result.ok
     assert not [p for p in result.problems if "to its series" in p.message]
+
+
+def test_a_series_is_offered_only_for_one_exact_build_alone():
+    """``==8.0.2.39,>=8.0`` says more than one build, and ``==8.0.2.*`` is already a range: neither
+    is widened (and a wildcard is never read as a version)."""
+    for cudnn in ("==8.0.2.39,>=8.0", "==8.0.2.*"):
+        result = resolve_case(cuda="==11.0", cudnn=cudnn, driver="535.104.05")
+        assert not result.ok
+        assert not [p for p in result.problems if "to its series" in p.message]
