@@ -404,7 +404,15 @@ def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
 def runtime_pythons(matrix) -> set[str]:
     """The Pythons a project without a framework may use: every minor from the oldest to the newest
     that the frameworks' newest builds run on (each one some build ran on, so no gap opens where no
-    framework's newest build happens to be), and that uv can install in the CUDA image."""
+    framework's newest build happens to be), and that uv can install in the CUDA image. Memoized per
+    matrix: _pythons asks for every CUDA candidate of a project without a framework."""
+    memo = matrix.memo.setdefault("resolve.runtime_pythons", {})
+    if "answer" not in memo:
+        memo["answer"] = frozenset(_runtime_pythons(matrix))
+    return set(memo["answer"])
+
+
+def _runtime_pythons(matrix) -> set[str]:
     builds = framework_builds(matrix)
     newest = {p for rows in builds.values() for b in rows[:1] for p in b.python}
     low, high = max(min(newest, key=_py_key), UV_LOWEST_PYTHON, key=_py_key), max(newest, key=_py_key)
@@ -578,8 +586,7 @@ def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
 def _branch_cuda_note(matrix: Matrix, branch: int) -> str:
     """``; R470 runs CUDA 11.4 and older natively``: what a stack on that older branch can use
     (``branch`` is a row of the matrix: gpu_rules.last_branch_for answers with one)."""
-    row = next(b for b in matrix.driver_branches if b.branch == branch)
-    return f"; R{branch} runs CUDA {row.max_cuda} and older natively"
+    return f"; R{branch} runs CUDA {matrix.driver_branch(branch).max_cuda} and older natively"
 
 
 def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bool = True) -> Resolution:
@@ -598,7 +605,7 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
                 last = gpu_rules.last_branch_for(matrix, gpu_rules.architecture_name(matrix, gpu) or "?")
                 if last is None or last >= driver_branch(host.driver):
                     continue  # a driver too old for the GPU: the driver fix above
-                row = next(b for b in matrix.driver_branches if b.branch == last)
+                row = matrix.driver_branch(last)
                 older = [xy for xy in matrix.cuda_minors if numeric_key(xy) <= numeric_key(row.max_cuda)]
                 if older and not any(specifier_contains(constraints.cuda, xy) for xy in older):
                     fatal.append(Problem("fix-cuda", f"relax the cuda constraint ({_spec_text(constraints.cuda)}): "

@@ -204,4 +204,4 @@ def test_runtime_pythons_span_the_newest_builds_from_what_uv_installs(monkeypatc
 
     table = {name: [SimpleNamespace(python=pythons) for pythons in rows] for name, rows in builds.items()}
     monkeypatch.setattr(resolve_module, "framework_builds", lambda matrix: table)
-    assert resolve_module.runtime_pythons(None) == expected
+    assert resolve_module._runtime_pythons(None) == expected
