@@ -53,7 +53,9 @@ def test_real_references_are_references(reference):
     assert is_reference(reference)
 
 
-@pytest.mark.parametrize("text", ["a\nb", "a b", "a:b:c", "", "x" * 256, "Upper/case", "a/b:" + "t" * 129, "٥/x"])
+@pytest.mark.parametrize("text", ["a\nb", "a b", "a:b:c", "", "x" * 256, "Upper/case", "a/b:" + "t" * 129, "٥/x"],
+                         ids=["newline", "space", "two-colons", "empty", "too-long", "upper-case",
+                              "long-tag", "arabic-indic-digit"])
 def test_anything_else_is_not_one_reference(text):
     assert not is_reference(text)
 

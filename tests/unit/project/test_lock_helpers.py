@@ -16,7 +16,7 @@ from cudaenv.project.lock import check_requirements_file, unreachable_index, wri
     "numpy==2.1.3\n", "# a comment\n\nnumpy>=2 # trailing\n", "-r other.txt\n--index-url https://x/simple\n",
     "./local/pkg\n/abs/pkg\n~/pkg\n", "https://example.com/pkg.whl\n", "numpy==2.1.3 \\\n    --hash=sha256:abc\n",
     "torch==2.6.0 --hash=sha256:00\n", "requests[socks] ; python_version >= '3.8'\n",
-])
+], ids=["pin", "comments", "options", "paths", "url", "continued-hash", "inline-hash", "extra-and-marker"])
 def test_a_readable_requirements_file_passes(tmp_path, text):
     path = tmp_path / "r.txt"
     path.write_text(text)
@@ -27,7 +27,7 @@ def test_a_readable_requirements_file_passes(tmp_path, text):
     ("numpy==2.1.3\nnot a requirement!\n", 2, "'not a requirement!'"),
     ("six\nnumpy ==\\\n  2.x\n", 2, "'numpy ==   2.x'"),
     ("# c\n\nfoo>=1,,2\n", 3, "'foo>=1,,2'"),
-])
+], ids=["not-a-requirement", "continued-line", "double-comma"])
 def test_a_line_pip_cannot_read_is_bad_input_naming_its_line(tmp_path, text, line, shown):
     path = tmp_path / "r.txt"
     path.write_text(text)

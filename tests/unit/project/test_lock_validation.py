@@ -47,7 +47,8 @@ def test_the_valid_lock_reads_back(tmp_path: Path, valid_lock_text):
     (lambda d: d.__delitem__("inputs_hash"), "not a valid cudaenv.lock"),
     (lambda d: d["requirements"]["pinned"].append("numpy; rm -rf /"), r"requirements.pinned\[1\]"),
     (lambda d: d["requirements"].__setitem__("python_index", "file:///etc"), "requirements.python_index"),
-])
+], ids=["stack-not-table", "requirements-not-table", "pinned-not-list", "cuda-not-string", "frameworks-not-table",
+        "python-missing", "inputs-hash-missing", "pinned-shell-text", "python-index-file-url"])
 def test_a_damaged_lock_is_refused_naming_the_file_and_field(tmp_path: Path, valid_lock_text, edit, message):
     path = tmp_path / "cudaenv.lock"
     path.write_text(edited(valid_lock_text, edit))

@@ -32,7 +32,7 @@ def context() -> dict:
     ("a$$b", '"a\\$\\$b"'),
     ('say "hi" \\ bye', '"say \\"hi\\" \\\\ bye"'),
     ("two\nlines", '"two\\nlines"'),
-])
+], ids=["dollar-name", "dollar-brace-default", "double-dollar", "quote-and-backslash", "newline"])
 def test_dockerquote_escapes_dollar_quote_backslash_and_newline(value, quoted):
     assert dockerquote(value) == quoted
 
