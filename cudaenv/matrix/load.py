@@ -29,8 +29,15 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+# a field's default when the row must have it: a builder that gives no default makes the field required
+REQUIRED: Any = object()
+
+
 class RowReader:
-    """Typed access to one TOML table, remembering which keys were read to reject the rest."""
+    """Typed access to one TOML table, remembering which keys were read to reject the rest.
+
+    A field is required unless the builder gives the value an absent field stands for
+    (``r.str("note", default="")``): one argument says both, so they cannot disagree."""
 
     def __init__(self, table: Any, where: str) -> None:
         self.where = where
@@ -44,10 +51,11 @@ class RowReader:
 
         return MatrixError(f"{self.where}: field {key!r}: expected {expected}, got {shown(value)}")
 
-    def _get(self, key: str, required: bool) -> Any:
+    def _get(self, key: str, default: Any) -> Any:
+        """The field's value; None when it is absent and has a default (TOML has no null)."""
         self.used.add(key)
         if key not in self.table:
-            if required:
+            if default is REQUIRED:
                 typo = difflib.get_close_matches(key, [k for k in self.table if k not in self.used], n=1)
                 if typo:  # a misspelt field is reported as such, not as a missing one
                     raise MatrixError(f"{self.where}: unknown field {typo[0]!r} (did you mean {key!r}?)")
@@ -55,91 +63,91 @@ class RowReader:
             return None
         return self.table[key]
 
-    def str(self, key: str, *, required: bool = True, default: str | None = None) -> Any:
-        value = self._get(key, required)
+    def str(self, key: str, *, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
         if value is None:
             return default
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, "a non-empty string", value)
         return value
 
-    def source(self, key: str = "source", *, required: bool = True) -> Any:
-        value = self.str(key, required=required)
+    def source(self, key: str = "source", *, default: Any = REQUIRED) -> Any:
+        value = self.str(key, default=default)
         if value is not None and "read " not in value:
             raise self.fail(key, 'a source with the date it was read ("<URL or document> ; read YYYY-MM-DD")', value)
         return value
 
-    def int(self, key: str, *, required: bool = True) -> Any:
-        value = self._get(key, required)
+    def int(self, key: str, *, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
         if value is None:
-            return None
+            return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, "an integer", value)
         return value
 
-    def bool(self, key: str, *, required: bool = True) -> Any:
-        value = self._get(key, required)
+    def bool(self, key: str, *, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
         if value is None:
-            return None
+            return default
         if not isinstance(value, bool):
             raise self.fail(key, "true or false", value)
         return value
 
-    def numeric(self, key: str, *, parts: int | None = None, min_parts: int = 1, required: bool = True,
+    def numeric(self, key: str, *, parts: int | None = None, min_parts: int = 1, default: Any = REQUIRED,
                 what: str = "a dotted version") -> Any:
-        value = self._get(key, required)
+        value = self._get(key, default)
         if value is None:
-            return None
+            return default
         if not is_numeric(value, parts, min_parts):
             raise self.fail(key, what, value)
         return value
 
-    def cuda_xy(self, key: str, *, required: bool = True) -> Any:
-        return self.numeric(key, parts=2, required=required, what='a CUDA version "X.Y"')
+    def cuda_xy(self, key: str, *, default: Any = REQUIRED) -> Any:
+        return self.numeric(key, parts=2, default=default, what='a CUDA version "X.Y"')
 
-    def cc(self, key: str, *, required: bool = True) -> Any:
-        return self.numeric(key, parts=2, required=required, what='a compute capability "X.Y"')
+    def cc(self, key: str, *, default: Any = REQUIRED) -> Any:
+        return self.numeric(key, parts=2, default=default, what='a compute capability "X.Y"')
 
-    def version(self, key: str, *, required: bool = True) -> Any:
-        value = self._get(key, required)
+    def version(self, key: str, *, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
         if value is None:
-            return None
+            return default
         if not isinstance(value, str) or parse_version(value) is None:
             raise self.fail(key, "a PEP 440 version string", value)
         return value
 
-    def specifier(self, key: str, *, required: bool = True) -> Any:
-        value = self._get(key, required)
+    def specifier(self, key: str, *, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
         if value is None:
-            return None
+            return default
         spec = parse_specifier(value) if isinstance(value, str) else None
         if spec is None:
             raise self.fail(key, 'a PEP 440 specifier such as ">=12.0,<13"', value)
         return spec
 
-    def list(self, key: str, item: Callable[[Any], bool], expected: str, *, required: bool = True) -> tuple:
-        value = self._get(key, required)
+    def list(self, key: str, item: Callable[[Any], bool], expected: str, *, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
         if value is None:
-            return ()
+            return default
         if not isinstance(value, list) or not all(item(v) for v in value):
             raise self.fail(key, expected, value)
         if len(set(value)) != len(value):
             raise self.fail(key, f"{expected} without duplicates", value)
         return tuple(value)
 
-    def python_list(self, key: str = "python", *, required: bool = True) -> tuple:
-        return self.list(key, lambda v: is_numeric(v, 2), 'a list of Python versions like ["3.11"]', required=required)
+    def python_list(self, key: str = "python", *, default: Any = REQUIRED) -> Any:
+        return self.list(key, lambda v: is_numeric(v, 2), 'a list of Python versions like ["3.11"]', default=default)
 
-    def cc_list(self, key: str, *, required: bool = True) -> tuple:
+    def cc_list(self, key: str, *, default: Any = REQUIRED) -> Any:
         return self.list(key, lambda v: is_numeric(v, 2), 'a list of compute capabilities like ["8.0", "9.0"]',
-                         required=required)
+                         default=default)
 
-    def str_list(self, key: str, *, required: bool = True) -> tuple:
-        return self.list(key, lambda v: isinstance(v, str) and bool(v.strip()), "a list of strings", required=required)
+    def str_list(self, key: str, *, default: Any = REQUIRED) -> Any:
+        return self.list(key, lambda v: isinstance(v, str) and bool(v.strip()), "a list of strings", default=default)
 
     def requires(self, key: str) -> Any:
         """A table of package name -> PEP 440 specifier (``"nvidia-cudnn-cu12" = "==9.1.0.70"``)."""
-        value = self._get(key, False)
+        value = self._get(key, ())
         if value is None:
             return ()
         if not isinstance(value, dict):
@@ -150,7 +158,7 @@ class RowReader:
         return tuple(sorted(value.items()))
 
     def rows(self, key: str, build: Callable[["RowReader"], Any]) -> tuple:
-        value = self._get(key, False)
+        value = self._get(key, ())
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -171,66 +179,66 @@ class RowReader:
 def cuda_major(r: RowReader) -> model.CudaMajor:
     return r.finish(model.CudaMajor(
         major=r.int("major"), minor_version_floor=r.numeric("minor_version_floor", what="a driver version"),
-        source=r.source(), note=r.str("note", required=False, default=""),
+        source=r.source(), note=r.str("note", default=""),
     ))
 
 
 def cuda_release(r: RowReader) -> model.CudaRelease:
     return r.finish(model.CudaRelease(
         version=r.numeric("version", parts=3, what='a CUDA release "X.Y.Z"'),
-        released=r.str("released", required=False),
-        min_driver=r.numeric("min_driver", required=False, min_parts=2, what="a driver version like 535.104.05"),
+        released=r.str("released", default=None),
+        min_driver=r.numeric("min_driver", default=None, min_parts=2, what="a driver version like 535.104.05"),
         min_compute_capability=r.cc("min_compute_capability"),
         max_compute_capability=r.cc("max_compute_capability"),
         forward_compat_branches=r.list("forward_compat_branches", lambda v: isinstance(v, int) and not isinstance(v, bool),
-                                       "a list of driver branches like [535, 550]", required=False),
-        source=r.source(), note=r.str("note", required=False, default=""),
+                                       "a list of driver branches like [535, 550]", default=()),
+        source=r.source(), note=r.str("note", default=""),
     ))
 
 
 def driver_branch(r: RowReader) -> model.DriverBranch:
     return r.finish(model.DriverBranch(
-        branch=r.int("branch"), type=r.str("type", required=False), max_cuda=r.cuda_xy("max_cuda"),
-        architectures=r.str_list("architectures"), eol=r.str("eol", required=False),
-        source=r.source(), note=r.str("note", required=False, default=""),
+        branch=r.int("branch"), type=r.str("type", default=None), max_cuda=r.cuda_xy("max_cuda"),
+        architectures=r.str_list("architectures"), eol=r.str("eol", default=None),
+        source=r.source(), note=r.str("note", default=""),
     ))
 
 
 def architecture(r: RowReader) -> model.Architecture:
     return r.finish(model.Architecture(
         name=r.str("name"), compute_capabilities=r.cc_list("compute_capabilities"),
-        source=r.source(), note=r.str("note", required=False, default=""),
+        source=r.source(), note=r.str("note", default=""),
     ))
 
 
 def gpu(r: RowReader) -> model.Gpu:
-    host_arch = r.str("host_arch", required=False, default="x86_64")
+    host_arch = r.str("host_arch", default="x86_64")
     if host_arch not in model.HOST_ARCHES:
         raise r.fail("host_arch", " or ".join(repr(a) for a in model.HOST_ARCHES), host_arch)
     return r.finish(model.Gpu(
-        name=r.str("name"), aliases=r.str_list("aliases", required=False),
+        name=r.str("name"), aliases=r.str_list("aliases", default=()),
         compute_capability=r.cc("compute_capability"), architecture=r.str("architecture"),
         datacenter=r.bool("datacenter"), host_arch=host_arch, source=r.source(),
-        note=r.str("note", required=False, default=""),
+        note=r.str("note", default=""),
     ))
 
 
 def cudnn_release(r: RowReader) -> model.CudnnRelease:
     return r.finish(model.CudnnRelease(
         version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0"'), cuda=r.specifier("cuda"),
-        min_compute_capability=r.cc("min_compute_capability", required=False),
-        max_compute_capability=r.cc("max_compute_capability", required=False),
-        source=r.source(), note=r.str("note", required=False, default=""),
+        min_compute_capability=r.cc("min_compute_capability", default=None),
+        max_compute_capability=r.cc("max_compute_capability", default=None),
+        source=r.source(), note=r.str("note", default=""),
     ))
 
 
 def torch_variant(r: RowReader) -> model.TorchVariant:
     row = r.finish(model.TorchVariant(
         cuda=r.cuda_xy("cuda"), index_url=r.str("index_url"),
-        cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
-        compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
-        established=r.bool("established", required=False) is not False,
-        note=r.str("note", required=False, default=""),
+        cudnn=r.numeric("cudnn", default=None, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
+        compute_capabilities=r.cc_list("compute_capabilities", default=()), ptx=r.cc_list("ptx", default=()),
+        established=r.bool("established", default=True),
+        note=r.str("note", default=""),
     ))
     if not row.established and not row.note:
         # a doubtful build must say why: which source is missing (a wheel index record, a build matrix)
@@ -240,18 +248,18 @@ def torch_variant(r: RowReader) -> model.TorchVariant:
 
 def _spec_text(r: RowReader, key: str) -> str | None:
     """An optional PEP 440 specifier, checked, kept as the file spells it."""
-    return None if r.specifier(key, required=False) is None else r.str(key)
+    return None if r.specifier(key, default=None) is None else r.str(key)
 
 
 def torch_release(r: RowReader) -> model.TorchRelease:
     return r.finish(model.TorchRelease(
-        version=r.version("version"), released=r.str("released", required=False), python=r.python_list(),
-        torchvision=r.version("torchvision", required=False), torchaudio=r.version("torchaudio", required=False),
+        version=r.version("version"), released=r.str("released", default=None), python=r.python_list(),
+        torchvision=r.version("torchvision", default=None), torchaudio=r.version("torchaudio", default=None),
         torchvision_range=_spec_text(r, "torchvision_range"),
-        torchvision_source=r.source("torchvision_source", required=False),
-        pypi_cuda=r.cuda_xy("pypi_cuda", required=False), pypi_requires=r.requires("pypi_requires"),
-        variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", required=False),
-        note=r.str("note", required=False, default=""),
+        torchvision_source=r.source("torchvision_source", default=None),
+        pypi_cuda=r.cuda_xy("pypi_cuda", default=None), pypi_requires=r.requires("pypi_requires"),
+        variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", default=None),
+        note=r.str("note", default=""),
     ))
 
 
@@ -259,46 +267,46 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
     return r.finish(model.TensorflowRelease(
         version=r.version("version"), python=r.python_list(), cuda=r.cuda_xy("cuda"),
         cudnn=r.numeric("cudnn", min_parts=2, what='a cuDNN version like "8.9"'),
-        keras=r.str("keras", required=False), compute_capabilities=r.cc_list("compute_capabilities", required=False),
-        ptx=r.cc_list("ptx", required=False), and_cuda=r.requires("and_cuda"),
-        and_cuda_uninstallable=r.str("and_cuda_uninstallable", required=False),
-        ptx_unusable_on=r.cc_list("ptx_unusable_on", required=False),
-        ptx_unusable_source=r.source("ptx_unusable_source", required=False),
-        source=r.source(), pypi_source=r.source("pypi_source", required=False),
-        note=r.str("note", required=False, default=""),
+        keras=r.str("keras", default=None), compute_capabilities=r.cc_list("compute_capabilities", default=()),
+        ptx=r.cc_list("ptx", default=()), and_cuda=r.requires("and_cuda"),
+        and_cuda_uninstallable=r.str("and_cuda_uninstallable", default=None),
+        ptx_unusable_on=r.cc_list("ptx_unusable_on", default=()),
+        ptx_unusable_source=r.source("ptx_unusable_source", default=None),
+        source=r.source(), pypi_source=r.source("pypi_source", default=None),
+        note=r.str("note", default=""),
     ))
 
 
 def jax_variant(r: RowReader) -> model.JaxVariant:
     return r.finish(model.JaxVariant(
-        extra=r.str("extra"), cuda=r.specifier("cuda"), cudnn=r.specifier("cudnn", required=False),
-        packages=r.str_list("packages", required=False), index_url=r.str("index_url", required=False),
-        compute_capabilities=r.cc_list("compute_capabilities", required=False), ptx=r.cc_list("ptx", required=False),
-        requires=r.requires("requires"), note=r.str("note", required=False, default=""),
+        extra=r.str("extra"), cuda=r.specifier("cuda"), cudnn=r.specifier("cudnn", default=None),
+        packages=r.str_list("packages", default=()), index_url=r.str("index_url", default=None),
+        compute_capabilities=r.cc_list("compute_capabilities", default=()), ptx=r.cc_list("ptx", default=()),
+        requires=r.requires("requires"), note=r.str("note", default=""),
     ))
 
 
 def jax_release(r: RowReader) -> model.JaxRelease:
     return r.finish(model.JaxRelease(
         version=r.version("version"), jaxlib=r.version("jaxlib"), python=r.python_list(),
-        released=r.str("released", required=False), variants=r.rows("variant", jax_variant),
-        source=r.source(), pypi_source=r.source("pypi_source", required=False),
-        note=r.str("note", required=False, default=""),
+        released=r.str("released", default=None), variants=r.rows("variant", jax_variant),
+        source=r.source(), pypi_source=r.source("pypi_source", default=None),
+        note=r.str("note", default=""),
     ))
 
 
 def mxnet_variant(r: RowReader) -> model.MxnetVariant:
     return r.finish(model.MxnetVariant(
         package=r.str("package"), cuda=r.cuda_xy("cuda"),
-        cudnn=r.numeric("cudnn", required=False, min_parts=2, what='a cuDNN version like "8.1"'),
-        python=r.python_list(required=False), note=r.str("note", required=False, default=""),
+        cudnn=r.numeric("cudnn", default=None, min_parts=2, what='a cuDNN version like "8.1"'),
+        python=r.python_list(default=()), note=r.str("note", default=""),
     ))
 
 
 def mxnet_release(r: RowReader) -> model.MxnetRelease:
     return r.finish(model.MxnetRelease(
         version=r.version("version"), python=r.python_list(), variants=r.rows("variant", mxnet_variant),
-        source=r.source(), note=r.str("note", required=False, default=""),
+        source=r.source(), note=r.str("note", default=""),
     ))
 
 
@@ -343,8 +351,8 @@ def base_image(r: RowReader) -> model.BaseImage:
     return r.finish(model.BaseImage(
         cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=_repository(r, "repository"),
         tag_version=_tag_part(r, "tag_version"), os=_tag_parts(r, "os"), cudnn=r.rows("cudnn", image_cudnn),
-        removed=bool(r.bool("removed", required=False)), source=r.source(), note=r.str("note", required=False, default=""),
-        superseded=bool(r.bool("superseded", required=False)),
+        removed=r.bool("removed", default=False), source=r.source(), note=r.str("note", default=""),
+        superseded=r.bool("superseded", default=False),
     ))
 
 

@@ -5,7 +5,6 @@ cannot be read or is no matrix file is one line, and a row is named by its key i
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 

@@ -1,6 +1,6 @@
-"""RowReader, the typed access every matrix row goes through: a field is required unless a caller
-says otherwise, a wrong type is one line naming the row, the field, what was expected and what was
-found, and a row that is not a table is named as such."""
+"""RowReader, the typed access every matrix row goes through: a field is required unless the caller
+gives the value its absence stands for, a wrong type is one line naming the row, the field, what
+was expected and what was found, and a row that is not a table is named as such."""
 
 from __future__ import annotations
 
@@ -26,14 +26,17 @@ def test_a_row_that_is_not_a_table_says_what_it_is(value, shown):
 
 
 @pytest.mark.parametrize("method", ["str", "int", "bool", "source"])
-def test_every_field_is_required_unless_the_caller_says_otherwise(method):
+def test_every_field_is_required_unless_the_caller_gives_its_default(method):
     reader = RowReader({}, WHERE)
     assert refusal(getattr(reader, method), "x") == f"{WHERE}: missing required field 'x'"
-    assert getattr(RowReader({}, WHERE), method)("x", required=False) is None
+    assert getattr(RowReader({}, WHERE), method)("x", default=None) is None
 
 
-def test_an_absent_optional_string_is_its_default():
-    assert RowReader({}, WHERE).str("note", required=False, default="") == ""
+@pytest.mark.parametrize("default", ["", "x86_64", False, True, (), 0],
+                         ids=["empty", "text", "false", "true", "tuple", "zero"])
+def test_an_absent_optional_field_is_the_default_given(default):
+    assert RowReader({}, WHERE).str("note", default=default) is default
+    assert RowReader({}, WHERE).bool("flag", default=default) is default
 
 
 @pytest.mark.parametrize("method, value, expected", [
@@ -76,7 +79,8 @@ def test_each_typed_field_is_required_and_names_what_it_expects(method):
     from cudaenv.errors import shown
 
     assert refusal(getattr(RowReader({}, WHERE), method), "x") == f"{WHERE}: missing required field 'x'"
-    assert getattr(RowReader({}, WHERE), method)("x", required=False) in (None, ())
+    marker = object()
+    assert getattr(RowReader({}, WHERE), method)("x", default=marker) is marker
     assert refusal(getattr(RowReader({"x": bad}, WHERE), method), "x") == \
         f"{WHERE}: field 'x': expected {expected}, got {shown(bad)}"
     value = getattr(RowReader({"x": good}, WHERE), method)("x")
