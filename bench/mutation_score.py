@@ -140,6 +140,8 @@ def equivalents() -> dict[str, str]:
     for entry in data.get("mutant", []):
         if not entry.get("reason", "").strip():
             raise SystemExit(f"{EQUIVALENT}: mutant {entry.get('name')!r} has no reason")
+        if entry["name"] in out:
+            raise SystemExit(f"{EQUIVALENT}: mutant {entry['name']!r} is listed twice")
         out[entry["name"]] = entry["reason"]
     return out
 

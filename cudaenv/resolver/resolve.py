@@ -114,7 +114,8 @@ def nearest_versions(wanted: str, known: list[str]) -> list[str]:
     if target is None:
         return []
     ordered = sorted(known, key=Version)
-    series = [v for v in ordered if Version(v).release[:2] == target.release[:2]]
+    major_minor_wanted = (target.release + (0,))[:2]  # "2" is 2.0, as PEP 440 pads it
+    series = [v for v in ordered if (Version(v).release + (0,))[:2] == major_minor_wanted]
     if series:  # the three releases of the series nearest to it in order (jax 0.4.0: 0.4.1, 0.4.2, …)
         below = sum(1 for v in series if Version(v) < target)
         start = max(0, min(below - 1, len(series) - 3))

@@ -136,8 +136,11 @@ def test_a_variant_of_a_name_that_is_no_framework_is_not_checked_here():
     ("0.5", ["1.0.0", "2.0.0", "0.1.0", "0.4.0"], ["0.4.0", "1.0.0"]),
     ("2.4.1.5", ["2.4.1", "2.4.10", "2.4.2", "2.4.11"], ["2.4.1", "2.4.2", "2.4.10"]),
     ("not-a-version", ["1.0.0"], []),
+    ("2", ["1.13.1", "2.0.0", "2.0.1", "2.1.0"], ["2.0.0", "2.0.1"]),
+    ("2.0.5", ["1.9", "2", "2.1"], ["2"]),
 ], ids=["series-two", "series-start", "series-middle", "series-end", "series-exact", "wildcard", "between-series",
-        "past-the-newest", "below-and-above", "version-order-not-spelling", "unparsable"])
+        "past-the-newest", "below-and-above", "version-order-not-spelling", "unparsable", "major-alone-is-x.0",
+        "known-major-alone"])
 def test_nearest_versions_go_by_version_order(wanted, known, expected):
     """torch 2.4.99 is near 2.4.1 and 2.5.0, not 2.14.1: suggestions follow version order, not spelling."""
     assert nearest_versions(wanted, known) == expected
