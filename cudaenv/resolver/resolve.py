@@ -772,11 +772,13 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         if problems:
             return problems + _fixes(ctx)
         candidates = {n: [b for b in bs if any(specifier_contains(c.python, p) for p in b.python)] for n, bs in candidates.items()}
-    # the Python an nvidia/cuda image gets comes from uv (wheels bring python:X.Y-slim with their own)
+    # the Python an nvidia/cuda image gets comes from uv (wheels bring python:X.Y-slim with their own,
+    # unless the flavor asks for an nvidia/cuda image anyway)
     admitted = {p for bs in candidates.values() for b in bs for p in b.python
                 if c.python is None or specifier_contains(c.python, p)}
-    if admitted and not any(uv_installs(p) for p in admitted) and \
-            not any(b.brings_own_cuda for bs in candidates.values() for b in bs):
+    wheels_possible = c.flavor not in ("runtime", "devel") and any(
+        b.brings_own_cuda for bs in candidates.values() for b in bs)
+    if admitted and not any(uv_installs(p) for p in admitted) and not wheels_possible:
         uv = f"uv installs its Python, and uv's downloads start at {UV_LOWEST_PYTHON}"
         if c.python is not None:
             text = f"Python {_spec_text(c.python)} cannot be installed in an nvidia/cuda image: {uv}"

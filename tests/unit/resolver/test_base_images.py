@@ -210,3 +210,13 @@ def test_the_oldest_python_uv_installs_is_what_the_installed_uv_downloads():
     minors = {m.group(1) for m in re.finditer(r"^cpython-(3\.[0-9]+)\.[0-9]+-linux-x86_64-gnu\b", listed, re.M)}
     assert minors and min(minors, key=numeric_key) == UV_LOWEST_PYTHON
     assert uv_installs("3.8") and uv_installs("3.15") and not uv_installs("3.7")
+
+
+def test_a_wheels_stack_gets_its_python_from_the_python_image_so_uv_s_floor_does_not_apply():
+    """torch 1.12.1 on Python 3.7: uv cannot install 3.7 in an nvidia/cuda image, but a wheels stack
+    starts from python:3.7-slim, which has it."""
+    from tests.unit.resolver.helpers import resolve_case
+
+    for flavor in ("wheels", "auto"):
+        stack = resolve_case(torch="==1.12.1", python="==3.7", flavor=flavor, driver="535.104.05").stack
+        assert (stack.flavor, stack.base_image, stack.python) == ("wheels", "python:3.7-slim", "3.7")

@@ -57,6 +57,12 @@ CASES = [
                       "downloads start at 3.8", None),
         ('fix-python', 'use Python 3.8 instead of 3.6', 'set python to 3.8'),
     ], id='python-uv'),
+    pytest.param(dict(torch='==1.12.1', python='==3.7', flavor='runtime', driver='535.104.05'), [
+        ('python-uv', "Python 3.7 cannot be installed in an nvidia/cuda image: uv installs its Python, and uv's "
+                      "downloads start at 3.8", None),
+        ('fix-python', 'use Python 3.8–3.10 instead of 3.7', 'set python to 3.10'),
+        ('fix-flavor', "flavor 'runtime' cannot work here; flavor 'wheels' does", 'set flavor to wheels'),
+    ], id='python-uv-when-the-flavor-asks-for-a-cuda-image'),
     pytest.param(dict(cuda='==13.5', driver='580.65.06'), [
         ('cuda-constraint', 'CUDA ==13.5 admits none of the CUDA versions with an nvidia/cuda image in the matrix '
                             '(10.0, 10.1, 10.2, 11.0, 11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7, 11.8, 12.0, 12.1, 12.2, '
