@@ -225,7 +225,7 @@ def gpu(r: RowReader) -> model.Gpu:
 
 def cudnn_release(r: RowReader) -> model.CudnnRelease:
     return r.finish(model.CudnnRelease(
-        version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0"'), cuda=r.specifier("cuda"),
+        version=r.numeric("version", parts=3, what='a cuDNN release "X.Y.Z" like "9.1.0"'), cuda=r.specifier("cuda"),
         min_compute_capability=r.cc("min_compute_capability", default=None),
         max_compute_capability=r.cc("max_compute_capability", default=None),
         source=r.source(), note=r.str("note", default=""),
@@ -333,7 +333,7 @@ def _tag_parts(r: RowReader, key: str) -> tuple:
 
 def image_cudnn(r: RowReader) -> model.ImageCudnn:
     return r.finish(model.ImageCudnn(
-        tag=_tag_part(r, "tag"), version=r.numeric("version", min_parts=2, what='a cuDNN version like "9.1.0.70"'),
+        tag=_tag_part(r, "tag"), version=r.numeric("version", parts=4, what='a cuDNN build "X.Y.Z.B" like "9.1.0.70"'),
         os=_tag_parts(r, "os"),
     ))
 

@@ -131,7 +131,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "note": ("", [("", STRING)]),
     },
     "cudnn_release": {
-        "version": (REQUIRED, [("9", 'a cuDNN version like "9.1.0"')]),
+        "version": (REQUIRED, [(v, 'a cuDNN release "X.Y.Z" like "9.1.0"') for v in ("9", "9.1", "9.1.0.70")]),
         "cuda": (REQUIRED, [("twelve", SPECIFIER)]),
         "min_compute_capability": (None, [("5", CC)]),
         "max_compute_capability": (None, [("9", CC)]),
@@ -215,7 +215,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
     },
     "image_cudnn": {
         "tag": (REQUIRED, [("cudnn 8", TAG), ("c" * 65, TAG), ("", STRING)]),
-        "version": (REQUIRED, [("8", 'a cuDNN version like "9.1.0.70"')]),
+        "version": (REQUIRED, [(v, 'a cuDNN build "X.Y.Z.B" like "9.1.0.70"') for v in ("8", "8.1", "8.1.0")]),
         "os": (REQUIRED, [(["ubuntu 20.04"], TAGS, "ubuntu 20.04"), (["u" * 65], TAGS, "u" * 65)]),
     },
     "base_image": {
@@ -310,3 +310,21 @@ def test_a_bad_nested_row_is_named_by_its_place_in_the_parent(kind, field):
     broken = {**good, "surplus": 1}
     message = refusal(kind, {**ROWS[kind][1], field: [good, broken]})
     assert message == f"{WHERE} {field}[1]: unknown field 'surplus'"
+
+
+def test_a_doubtful_torch_build_must_say_what_is_missing():
+    """``established = false`` (no primary source shows the build was published) needs a note."""
+    doubtful = {**TORCH_VARIANT, "established": False}
+    assert build("torch_variant", {**doubtful, "note": "no wheel index record"}).established is False
+    without_note = {k: v for k, v in doubtful.items() if k != "note"}
+    assert refusal("torch_variant", without_note) == (
+        f"{WHERE}: field 'note': expected a note naming what is missing when established = false, got ''")
+    assert build("torch_variant", {k: v for k, v in TORCH_VARIANT.items() if k != "note"}).note == ""
+
+
+@pytest.mark.parametrize("kind, field, value", [
+    ("image_cudnn", "tag", "c" * 64), ("image_cudnn", "os", ["u" * 64]), ("base_image", "tag_version", "1" * 64),
+], ids=["tag", "os", "tag-version"])
+def test_a_tag_piece_may_have_64_characters(kind, field, value):
+    """Docker allows 128 characters in a whole tag; each matrix piece may use up to 64."""
+    assert getattr(build(kind, {**ROWS[kind][1], field: value}), field) == loaded(value)
