@@ -228,11 +228,19 @@ def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list
     out = {}
     for name in constraints.framework_names:
         spec = constraints.spec(name)
+        tags = pinned_variants(constraints, name)
         served = (served_build(b, constraints.framework_index) for b in builds[name])
         out[name] = [b for b in served
                      if b is not None and (spec is None or specifier_contains(spec, b.version))
+                     and all(b.variant == tag for tag in tags)
                      and _companion_ok(b, constraints) and (constraints.flavor != "wheels" or b.brings_own_cuda)]
     return out
+
+
+def pinned_variants(constraints: Constraints, framework: str) -> set[str]:
+    """The builds a pin names by local version for ``framework``, its own or a companion's
+    (``torch==2.10.0+cu126``, ``torchvision==0.25.0+cu126``): only that build of the release will do."""
+    return {tag for name, tag in constraints.variants if name == framework or COMPANIONS.get(name) == framework}
 
 
 def own_indexes(matrix: Matrix) -> tuple[str, ...]:
@@ -708,9 +716,9 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
     # the framework index serves none of the builds the project allows (PyPI has no torch 2.10.0+cu126)
     if c.framework_index is not None:
         for name in candidates:
-            spec, tags = c.spec(name), {t for n, t in c.variants if n == name}
+            spec, tags = c.spec(name), pinned_variants(c, name)
             allowed = [b for b in ctx_builds(m, name) if (spec is None or specifier_contains(spec, b.version))
-                       and (not tags or b.variant in tags) and _companion_ok(b, c)
+                       and all(b.variant == tag for tag in tags) and _companion_ok(b, c)
                        and (c.cuda is None or any(specifier_contains(c.cuda, xy) for xy in b.cuda))]
             if not allowed or any(served_build(b, c.framework_index) for b in allowed):
                 continue

@@ -34,3 +34,16 @@ def test_the_config_pins_the_variant(tmp_path):
     (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "==2.0.1+cu117"\n\n[target]\ndriver = "535.104.05"\n')
     code, result = resolve(cwd=tmp_path)
     assert code == 0 and result["stack"]["cuda"] == "11.7"
+
+
+@pytest.mark.parametrize("cuda", [">=12.6", ">=12"], ids=["from-the-pin-on", "a-whole-major"])
+def test_a_cuda_range_beside_the_pin_keeps_the_pinned_build(tmp_path, cuda):
+    """``torch==2.10.0+cu126`` with ``cuda = ">=12.6"``: the range admits the cu128 and cu130 builds
+    too, but the pin names cu126, and that is the build the stack must install (R580 would otherwise
+    take the newest, CUDA 13.0)."""
+    (tmp_path / "cudaenv.toml").write_text(f'[frameworks]\ntorch = "==2.10.0+cu126"\n\n[cuda]\nversion = "{cuda}"\n'
+                                           '\n[target]\ndriver = "580.65.06"\ngpus = ["A100"]\n')
+    code, result = resolve(cwd=tmp_path)
+    assert code == 0, result
+    assert result["stack"]["cuda"] == "12.6"
+    assert result["stack"]["index_urls"][0] == "https://download.pytorch.org/whl/cu126"

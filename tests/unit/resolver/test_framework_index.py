@@ -79,3 +79,28 @@ def test_the_companions_a_project_names_are_installed_with_torch():
 def test_a_companion_only_a_range_admits_is_installed_within_that_range():
     stack = resolve_from(None, "580.65.06", torch="==2.15.0", torchvision="any").stack
     assert stack.requirements == ("torch==2.15.0", "torchvision==0.29.2")
+
+
+def test_a_pinned_build_the_index_does_not_serve_is_explained_even_when_another_build_is_served():
+    """``torch==2.10.0+cu126`` with ``cuda >= 12.6`` on PyPI: PyPI serves 2.10.0 for CUDA 12.8, which
+    the CUDA bound admits, but the pin names the cu126 build, which PyPI does not serve."""
+    pinned = replace(constraints(torch="==2.10.0", cuda=">=12.6"), framework_index=PYPI, variants=(("torch", "cu126"),))
+    result = resolve(matrix(), pinned, host("580.65.06", ["A100"]))
+    assert not result.ok and codes(result)[0] == "index-lacks-build"
+    assert f"(2.10.0 for CUDA 12.6 from {CU126}); it serves 2.10.0 for CUDA 12.8" in result.problems[0].message
+
+
+def test_a_served_build_that_fails_for_another_reason_is_not_blamed_on_the_index():
+    """PyPI serves torch 2.10.0 (CUDA 12.8); on R470 it fails for the driver, not for the index."""
+    result = resolve_from(PYPI, "470.82.01", torch="==2.10.0")
+    assert not result.ok and "index-lacks-build" not in codes(result)
+    assert codes(result)[0] == "driver-too-old"
+
+
+def test_each_framework_is_checked_against_the_index():
+    """torch 2.10.0 is served by PyPI; the TensorFlow pin after it is not from an index at all, and a
+    second indexed framework is still looked at after a served one."""
+    result = resolve_from(PYPI, "580.65.06", torch="==2.10.0", jax="==0.4.30", cuda="==12.6")
+    assert not result.ok
+    assert [p.message.split(" that ")[0] for p in result.problems if p.code == "index-lacks-build"] == [
+        "the framework index (PyPI) serves no build of torch 2.10.0"]
