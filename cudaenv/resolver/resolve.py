@@ -713,6 +713,15 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
     m, c, host = ctx.matrix, ctx.constraints, ctx.host
     problems: list[Problem] = []
 
+    # pins naming different builds of one framework (torch==2.10.0+cu126, torchvision==0.25.0+cu128)
+    for name in candidates:
+        named = sorted(f"{n} +{t}" for n, t in c.variants if n == name or COMPANIONS.get(n) == name)
+        if len(pinned_variants(c, name)) > 1:
+            problems.append(Problem("conflicting-pins", f"the pins name different builds of {name} ({', '.join(named)}): "
+                                                        "one environment installs one build"))
+    if problems:
+        return problems + _fixes(ctx)
+
     # the framework index serves none of the builds the project allows (PyPI has no torch 2.10.0+cu126)
     if c.framework_index is not None:
         for name in candidates:

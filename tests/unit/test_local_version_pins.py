@@ -47,3 +47,15 @@ def test_a_cuda_range_beside_the_pin_keeps_the_pinned_build(tmp_path, cuda):
     assert code == 0, result
     assert result["stack"]["cuda"] == "12.6"
     assert result["stack"]["index_urls"][0] == "https://download.pytorch.org/whl/cu126"
+
+
+def test_pins_naming_two_builds_of_one_release_are_explained_as_such(tmp_path):
+    """torch +cu126 beside torchvision +cu128 in cudaenv.toml: no environment holds both builds, and
+    the answer says so (not that torch's metadata excludes torchvision 0.25.0, which it does not)."""
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "==2.10.0+cu126"\ntorchvision = "==0.25.0+cu128"\n'
+                                           '\n[target]\ndriver = "580.65.06"\n')
+    code, result = resolve(cwd=tmp_path)
+    assert code == 1
+    assert [(p["code"], p["message"]) for p in result["problems"]] == [
+        ("conflicting-pins", "the pins name different builds of torch (torch +cu126, torchvision +cu128): "
+                             "one environment installs one build")]
