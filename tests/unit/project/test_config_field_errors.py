@@ -103,6 +103,8 @@ FIELD_ERRORS = {
     "env value a list": ('[run]\nenv = { A = [1] }\n', "run.env.A: expected a string, got [1]"),
     "env value a boolean": ('[run]\nenv = { A = true }\n',
                             'run.env.A: expected a string (quote a number or true/false: A = "true"), got True'),
+    "env value false": ('[run]\nenv = { A = false }\n',
+                        'run.env.A: expected a string (quote a number or true/false: A = "false"), got False'),
     "env value a float": ('[run]\nenv = { A = 1e-5 }\n',
                           'run.env.A: expected a string (quote a number or true/false: A = "1e-05"), got 1e-05'),
     "env value infinite": ('[run]\nenv = { A = inf }\n',
