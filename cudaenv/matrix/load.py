@@ -112,7 +112,8 @@ class RowReader:
         value = self._get(key, default)
         if value is None:
             return default
-        if not isinstance(value, str) or parse_version(value) is None:
+        parsed = parse_version(value) if isinstance(value, str) else None
+        if parsed is None or parsed.local is not None:  # a release, not one build of it (+cu124)
             raise self.fail(key, "a PEP 440 version string", value)
         return value
 
@@ -120,8 +121,8 @@ class RowReader:
         value = self._get(key, default)
         if value is None:
             return default
-        spec = parse_specifier(value) if isinstance(value, str) else None
-        if spec is None:
+        spec = parse_specifier(value) if isinstance(value, str) and value.strip() else None
+        if spec is None:  # an empty specifier would admit every version
             raise self.fail(key, 'a PEP 440 specifier such as ">=12.0,<13"', value)
         return spec
 
@@ -136,7 +137,10 @@ class RowReader:
         return tuple(value)
 
     def python_list(self, key: str = "python", *, default: Any = REQUIRED) -> Any:
-        return self.list(key, lambda v: is_numeric(v, 2), 'a list of Python versions like ["3.11"]', default=default)
+        pythons = self.list(key, lambda v: is_numeric(v, 2), 'a list of Python versions like ["3.11"]', default=default)
+        if key in self.table and not pythons:  # a build no Python can install is not a build
+            raise self.fail(key, 'at least one Python version like ["3.11"]', [])
+        return pythons
 
     def cc_list(self, key: str, *, default: Any = REQUIRED) -> Any:
         return self.list(key, lambda v: is_numeric(v, 2), 'a list of compute capabilities like ["8.0", "9.0"]',
@@ -153,7 +157,7 @@ class RowReader:
         if not isinstance(value, dict):
             raise self.fail(key, "a table of package = specifier", value)
         for name, spec in value.items():
-            if not isinstance(spec, str) or parse_specifier(spec) is None:
+            if not isinstance(spec, str) or (spec.strip() and parse_specifier(spec) is None):
                 raise MatrixError(f"{self.where}: field {key}.{name!r}: expected a PEP 440 specifier, got {spec!r}")
         return tuple(sorted(value.items()))
 
@@ -196,9 +200,16 @@ def cuda_release(r: RowReader) -> model.CudaRelease:
     ))
 
 
+def _branch_number(r: RowReader) -> int:
+    branch = r.int("branch")
+    if not 0 < branch < 10_000:  # NVIDIA's branches are three digits; room for a fourth, nothing absurd
+        raise r.fail("branch", "a driver branch number like 535", branch)
+    return branch
+
+
 def driver_branch(r: RowReader) -> model.DriverBranch:
     return r.finish(model.DriverBranch(
-        branch=r.int("branch"), type=r.str("type", default=None), max_cuda=r.cuda_xy("max_cuda"),
+        branch=_branch_number(r), type=r.str("type", default=None), max_cuda=r.cuda_xy("max_cuda"),
         architectures=r.str_list("architectures"), eol=r.str("eol", default=None),
         source=r.source(), note=r.str("note", default=""),
     ))

@@ -13,6 +13,8 @@ from cudaenv.errors import MatrixError
 from cudaenv.matrix.gpus import normalize_gpu_name
 from cudaenv.versions import major_minor, numeric_key, specifier_contains
 
+MAX_TAG = 128  # Docker's limit on an image tag
+
 if TYPE_CHECKING:
     from cudaenv.matrix import Matrix
 
@@ -117,3 +119,10 @@ def check_cross_references(m: "Matrix") -> None:
             raise MatrixError(f"{where}: field 'cuda': CUDA {image.cuda} is not a release in cuda.toml")
         if not image.tag_version.startswith(major_minor(image.cuda)):
             raise MatrixError(f"{where}: field 'tag_version': {image.tag_version!r} does not spell CUDA {image.cuda}")
+        # each piece is checked alone; the tag they compose must fit Docker's 128 characters too
+        tags = [image.tag("runtime", os_name) for os_name in image.os]
+        tags += [image.tag("runtime", os_name, line.tag) for line in image.cudnn for os_name in line.os]
+        longest = max(tags, key=len, default="")
+        if len(longest) > MAX_TAG:
+            raise MatrixError(f"{where}: the tag {longest[:40]}… has {len(longest)} characters; Docker allows "
+                              f"{MAX_TAG} (shorten tag_version, os or a cudnn tag)")

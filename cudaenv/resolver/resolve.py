@@ -189,6 +189,11 @@ def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag:
     if framework is None:
         return
     spec = constraints.spec(name)
+    if name != framework and not any((b.companion(name) or "x")[0].isdigit() for b in builds[framework]):
+        # keras: the framework's metadata names a range of it, and it has no per-CUDA builds
+        raise UnknownVersion(f"{name} {_spec_text(spec) if spec is not None else ''}+{tag}: {name} is not built "
+                             f"per CUDA, so no local version names one of its builds (pin {name} without +{tag})",
+                             field=f"frameworks.{name}")
 
     def pinned(build: Build) -> bool:
         if spec is None:
@@ -793,8 +798,8 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
     # unless the flavor asks for an nvidia/cuda image anyway)
     admitted = {p for bs in candidates.values() for b in bs for p in b.python
                 if c.python is None or specifier_contains(c.python, p)}
-    wheels_possible = c.flavor not in ("runtime", "devel") and any(
-        b.brings_own_cuda for bs in candidates.values() for b in bs)
+    wheels_possible = c.flavor not in ("runtime", "devel") and all(
+        any(b.brings_own_cuda for b in bs) for bs in candidates.values())
     if admitted and not any(uv_installs(p) for p in admitted) and not wheels_possible:
         uv = f"uv installs its Python, and uv's downloads start at {UV_LOWEST_PYTHON}"
         if c.python is not None:
@@ -939,9 +944,13 @@ def _fixes(ctx: _Context) -> list[Problem]:
             fixes.append(Problem("fix-python", f"use Python {_fmt_python(pythons)} instead of {_spec_text(c.python)}",
                                  fix=f"set python to {relaxed.stack.python}"))
     for name, spec in c.frameworks:
-        relaxed_c = replace(c, frameworks=tuple((n, s) for n, s in c.frameworks if n != name))
+        # the pin goes with the build it named (+cu126), and a companion's framework stays in the project
+        relaxed_c = replace(c, frameworks=tuple((n, s) for n, s in c.frameworks if n != name),
+                            variants=tuple((n, t) for n, t in c.variants if n != name))
         if name in FRAMEWORKS:
             relaxed_c = replace(relaxed_c, frameworks=relaxed_c.frameworks + ((name, SpecifierSet()),))
+        elif COMPANIONS[name] not in relaxed_c.framework_names:
+            relaxed_c = replace(relaxed_c, frameworks=relaxed_c.frameworks + ((COMPANIONS[name], SpecifierSet()),))
         relaxed = resolve(m, relaxed_c, host, explain=False)
         if relaxed.ok:
             framework = name if name in FRAMEWORKS else COMPANIONS[name]

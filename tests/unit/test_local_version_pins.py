@@ -58,4 +58,18 @@ def test_pins_naming_two_builds_of_one_release_are_explained_as_such(tmp_path):
     assert code == 1
     assert [(p["code"], p["message"]) for p in result["problems"]] == [
         ("conflicting-pins", "the pins name different builds of torch (torch +cu126, torchvision +cu128): "
-                             "one environment installs one build")]
+                             "one environment installs one build"),
+        ("fix-relax-pin", "relax the torchvision pin (0.25.0): torch 2.10.0 fits this host, with the torchvision "
+                          "it pairs with")]
+
+
+def test_a_local_version_on_a_companion_without_per_cuda_builds_is_bad_input():
+    """keras has no +cuXYZ builds (TensorFlow's metadata names a range of it): one line, exit 2, not
+    a traceback from relaxing the pin later."""
+    proc = cudaenv("resolve", "--keras", "==2.15.0+cu122", "--driver", "580.65.06", "--gpu", "A100", "--json",
+                   env=without_target_overrides(), timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["message"] == ("keras 2.15.0+cu122: keras is not built per CUDA, so no local version names one "
+                                "of its builds (pin keras without +cu122)")
+    assert error["field"] == "frameworks.keras"

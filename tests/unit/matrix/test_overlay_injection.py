@@ -82,3 +82,30 @@ def test_the_stack_base_must_be_one_reference_too():
     stack = resolve(load_matrix(overlays=[]), Constraints(cuda=None), Host(driver="550.54.15")).stack
     with pytest.raises(UserError, match="the stack base image"):
         build_context(stack, BuildSettings(project="p", stack_base="cudaenv-base:hash-x\nRUN id"))
+
+
+CUDNN_LINE = '\n[[image.cudnn]]\ntag = "{tag}"\nversion = "9.1.0.70"\nos = ["{os}"]\n'
+
+
+@pytest.mark.parametrize("fields, cudnn, length", [
+    ({"tag_version": "12.4.1" + "x" * 58, "os": ["u" * 64]}, "", 64 + 9 + 64),
+    ({}, CUDNN_LINE.format(tag="c" * 60, os="u" * 64), 6 + 1 + 60 + 9 + 64),
+], ids=["version-and-os", "cudnn-line"])
+def test_an_overlay_image_row_whose_composed_tag_passes_docker_s_limit_is_refused(tmp_path, fields, cudnn, length):
+    """Each piece fits its own 64 characters, but ``{tag_version}-runtime-{os}`` (or with a cudnn
+    tag) would be longer than the 128 Docker allows: the build would fail late, so the row is refused."""
+    overlay(tmp_path, **fields)
+    with open(tmp_path / "images.toml", "a") as handle:
+        handle.write(cudnn)
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(overlays=[tmp_path], use_cache=False)
+    message = str(caught.value)
+    assert f"has {length} characters; Docker allows 128" in message and "\n" not in message
+
+
+def test_an_overlay_image_row_whose_longest_tag_has_128_characters_loads(tmp_path):
+    overlay(tmp_path, tag_version="12.4.1" + "x" * 55, os=["u" * 64])  # 61 + 9 + 64 = 134: too long
+    with pytest.raises(MatrixError):
+        load_matrix(overlays=[tmp_path], use_cache=False)
+    overlay(tmp_path, tag_version="12.4.1" + "x" * 49, os=["u" * 64])  # 55 + 9 + 64 = 128
+    assert any(i.tag_version.endswith("x" * 49) for i in load_matrix(overlays=[tmp_path], use_cache=False).images)

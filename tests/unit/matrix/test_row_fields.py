@@ -106,7 +106,8 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "note": ("", [("", STRING)]),
     },
     "driver_branch": {
-        "branch": (REQUIRED, [(True, "an integer")]),
+        "branch": (REQUIRED, [(True, "an integer"), (0, "a driver branch number like 535"),
+                              (-550, "a driver branch number like 535"), (10_000, "a driver branch number like 535")]),
         "type": (None, [(1, STRING)]),
         "max_cuda": (REQUIRED, [("12", CUDA_XY)]),
         "architectures": (REQUIRED, [([""], "a list of strings")]),
@@ -132,7 +133,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
     },
     "cudnn_release": {
         "version": (REQUIRED, [(v, 'a cuDNN release "X.Y.Z" like "9.1.0"') for v in ("9", "9.1", "9.1.0.70")]),
-        "cuda": (REQUIRED, [("twelve", SPECIFIER)]),
+        "cuda": (REQUIRED, [("twelve", SPECIFIER), ("", SPECIFIER), (" ", SPECIFIER)]),
         "min_compute_capability": (None, [("5", CC)]),
         "max_compute_capability": (None, [("9", CC)]),
         "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
@@ -148,9 +149,9 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "note": ("", [("", STRING)]),
     },
     "torch_release": {
-        "version": (REQUIRED, [("two", PEP440)]),
+        "version": (REQUIRED, [("two", PEP440), ("2.6.0+cu124", PEP440)]),
         "released": (None, [("", STRING)]),
-        "python": (REQUIRED, [(["3"], PYTHONS), ("3.11", PYTHONS)]),
+        "python": (REQUIRED, [(["3"], PYTHONS), ("3.11", PYTHONS), ([], 'at least one Python version like ["3.11"]')]),
         "torchvision": (None, [("zero", PEP440)]),
         "torchaudio": (None, [("zero", PEP440)]),
         "torchvision_range": (None, [("zero", SPECIFIER)]),
@@ -203,7 +204,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "package": (REQUIRED, [("", STRING)]),
         "cuda": (REQUIRED, [("11", CUDA_XY)]),
         "cudnn": (None, [("8", 'a cuDNN version like "8.1"')]),
-        "python": ((), [(["3"], PYTHONS)]),
+        "python": ((), [(["3"], PYTHONS), ([], 'at least one Python version like ["3.11"]')]),
         "note": ("", [("", STRING)]),
     },
     "mxnet_release": {
@@ -328,3 +329,13 @@ def test_a_doubtful_torch_build_must_say_what_is_missing():
 def test_a_tag_piece_may_have_64_characters(kind, field, value):
     """Docker allows 128 characters in a whole tag; each matrix piece may use up to 64."""
     assert getattr(build(kind, {**ROWS[kind][1], field: value}), field) == loaded(value)
+
+
+def test_a_requirement_without_a_version_is_any_version_and_a_bad_one_is_refused():
+    """``"nvidia-cublas-cu11" = ""``: the extra requires the package at any version (jax 0.4.7's
+    cuda11 extra does), which is a fact to keep; a specifier that does not parse is refused."""
+    table = {**ROWS["torch_release"][1], "pypi_requires": {"nvidia-cublas-cu11": ""}}
+    assert build("torch_release", table).pypi_requires == (("nvidia-cublas-cu11", ""),)
+    table = {**ROWS["torch_release"][1], "pypi_requires": {"nvidia-cudnn-cu12": "nine"}}
+    assert refusal("torch_release", table) == (
+        f"{WHERE}: field pypi_requires.'nvidia-cudnn-cu12': expected a PEP 440 specifier, got 'nine'")

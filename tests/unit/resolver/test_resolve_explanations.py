@@ -11,7 +11,7 @@ import pytest
 
 from cudaenv.resolver.model import PYPI, Host, TargetGpu
 from cudaenv.resolver.resolve import resolve
-from tests.unit.resolver.helpers import constraints, host, matrix
+from tests.unit.resolver.helpers import codes, constraints, host, matrix, resolve_case
 
 # Matrix facts behind the cases: torch 2.6.0 is built for CUDA 11.8/12.4/12.6 and Python 3.9-3.13;
 # R418 runs CUDA <= 10.1 natively and CUDA 12 needs >= 525.60.13; torch 2.0.1 is built for 11.7/11.8 and
@@ -206,3 +206,19 @@ def test_a_companion_clash_shows_at_most_three_ranges(tensorflow, message):
     """Three keras ranges (TensorFlow 2.13-2.15) are shown whole; from four on, the first three and an ellipsis."""
     [clash] = [p for p in _resolve(tensorflow=tensorflow, keras="==1.0").problems if p.code == "companion-clash"]
     assert clash.message == message
+
+
+def test_relaxing_the_only_companion_pin_keeps_its_framework():
+    """torchvision 0.25.0 alone on a K80 host: the fix names the torch release that fits (with the
+    torchvision it pairs with), not "torch None" from a project left without a framework."""
+    result = resolve_case(torchvision="==0.25.0", driver="470.57.02", gpus=["K80"])
+    fixes = [p.message for p in result.problems if p.code == "fix-relax-pin"]
+    assert len(fixes) == 1 and fixes[0].startswith("relax the torchvision pin (0.25.0): torch ")
+    assert "None" not in fixes[0] and fixes[0].endswith("fits this host, with the torchvision it pairs with")
+
+
+def test_a_framework_that_never_brings_its_own_cuda_needs_uv_s_python_even_beside_one_that_does():
+    """torch 1.12 could come as wheels, but MXNet always needs an nvidia/cuda image, so Python 3.7
+    (below uv's downloads) is the reason, not a missing base image."""
+    result = resolve_case(torch="1.12", mxnet="any", python="==3.7", driver="535.104.05", gpus=["A100"])
+    assert not result.ok and codes(result) == ["python-uv"]
