@@ -263,12 +263,13 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     frameworks_table = dict(reader.section("frameworks"))
     from cudaenv.versions import split_local_build
 
-    variant_cuda = None  # torch = "==2.0.1+cu118" (as PyTorch's install page spells it): that version and its CUDA
+    # torch = "==2.0.1+cu118" (as PyTorch's install page spells it): that version, and only that build of it
+    # (the resolver keeps the named build, so its CUDA follows without a [cuda] constraint that a
+    # --torch flag replacing the pin would leave behind)
     variants = []  # (framework, "cu118"): that build must exist
     for key, value in list(frameworks_table.items()):
         if isinstance(value, str):
             frameworks_table[key], cuda_of_build = split_local_build(value)
-            variant_cuda = variant_cuda or cuda_of_build
             if cuda_of_build:
                 variants.append((key, "cu" + cuda_of_build.replace(".", "")))
     frameworks = tuple((key, reader.spec(frameworks_table, "frameworks", key)) for key in SCHEMA["frameworks"]
@@ -397,8 +398,6 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         ulimits[limit] = (soft, hard)
 
     cuda_spec = reader.spec(cuda, "cuda", "version")
-    if cuda_spec is None and variant_cuda:
-        cuda_spec = SpecifierSet(f"=={variant_cuda}")
     jupyter = run.get("jupyter", False)
     if not isinstance(jupyter, bool):
         raise reader.fail("run.jupyter", "true or false", jupyter)

@@ -956,16 +956,17 @@ def _fixes(ctx: _Context) -> list[Problem]:
             framework = name if name in FRAMEWORKS else COMPANIONS[name]
             got = relaxed.stack.framework(name)
             nearest = _nearest_fitting(ctx, relaxed_c, name, spec) if name in FRAMEWORKS else None
+            pin = _spec_text(spec) + "".join(f"+{t}" for n, t in c.variants if n == name)  # as the user wrote it
             if got is None:  # a companion the relaxed stack leaves out (torchvision): name the framework release
                 got = relaxed.stack.framework(framework)
-                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {framework} {got} fits "
+                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({pin}): {framework} {got} fits "
                                                       f"this host, with the {name} it pairs with",
                                      fix=f"allow the {name} that {framework} {got} pairs with"))
             elif nearest and nearest != got:  # the smallest move from what the user pinned comes first
-                text = f"relax the {name} pin ({_spec_text(spec)}): {name} {nearest} fits this host (newest that fits: {got})"
+                text = f"relax the {name} pin ({pin}): {name} {nearest} fits this host (newest that fits: {got})"
                 fixes.append(Problem("fix-relax-pin", text, fix=f"allow {name} {nearest}"))
             else:
-                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({_spec_text(spec)}): {name} {got} fits this host",
+                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({pin}): {name} {got} fits this host",
                                      fix=f"allow {name} {got}"))
     if c.framework_index is not None:
         relaxed = resolve(m, replace(c, framework_index=None), host, explain=False)

@@ -59,8 +59,9 @@ def test_pins_naming_two_builds_of_one_release_are_explained_as_such(tmp_path):
     assert [(p["code"], p["message"]) for p in result["problems"]] == [
         ("conflicting-pins", "the pins name different builds of torch (torch +cu126, torchvision +cu128): "
                              "one environment installs one build"),
-        ("fix-relax-pin", "relax the torchvision pin (0.25.0): torch 2.10.0 fits this host, with the torchvision "
-                          "it pairs with")]
+        ("fix-relax-pin", "relax the torch pin (2.10.0+cu126): torch 2.10.0 fits this host"),
+        ("fix-relax-pin", "relax the torchvision pin (0.25.0+cu128): torch 2.10.0 fits this host, with the "
+                          "torchvision it pairs with")]
 
 
 def test_a_local_version_on_a_companion_without_per_cuda_builds_is_bad_input():
@@ -73,3 +74,13 @@ def test_a_local_version_on_a_companion_without_per_cuda_builds_is_bad_input():
     assert error["message"] == ("keras 2.15.0+cu122: keras is not built per CUDA, so no local version names one "
                                 "of its builds (pin keras without +cu122)")
     assert error["field"] == "frameworks.keras"
+
+
+def test_a_flag_that_replaces_a_pinned_build_takes_no_cuda_from_the_pin_it_replaced(tmp_path):
+    """cudaenv.toml pins torch 2.10.0+cu126; ``--torch 2.15`` replaces that pin, and with it the build
+    it named: 2.15.0 resolves on its own CUDA, not under a CUDA 12.6 left behind by the old pin."""
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "==2.10.0+cu126"\n\n[target]\ndriver = "580.65.06"\n'
+                                           'gpus = ["A100"]\n')
+    code, result = resolve("--torch", "2.15", cwd=tmp_path)
+    assert code == 0, result
+    assert result["stack"]["frameworks"]["torch"].startswith("2.15") and result["stack"]["cuda"] != "12.6"

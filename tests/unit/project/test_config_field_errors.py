@@ -308,12 +308,14 @@ def test_an_absolute_ca_cert_is_used_where_it_is(tmp_path):
     assert load_project(write(root, f'[build]\nca_cert = "{cert}"\n')).build.ca_cert == cert
 
 
-def test_a_pytorch_local_version_pins_the_version_and_its_cuda(tmp_path):
-    """torch = "==2.0.1+cu118" (PyTorch's install page) means that version, that build, and CUDA 11.8."""
+def test_a_pytorch_local_version_pins_the_version_and_its_build(tmp_path):
+    """torch = "==2.0.1+cu118" (PyTorch's install page) means that version and that build; the build
+    brings its CUDA (11.8) at resolution, so no [cuda] constraint is made up that a --torch flag
+    replacing the pin would leave behind."""
     project = load_project(write(tmp_path, '[frameworks]\ntorch = "==2.0.1+cu118"\ntorchvision = "==0.15.2+cu118"\n'))
     assert project.constraints.spec("torch") == SpecifierSet("==2.0.1")
     assert project.constraints.variants == (("torch", "cu118"), ("torchvision", "cu118"))
-    assert project.constraints.cuda == SpecifierSet("==11.8")
+    assert project.constraints.cuda is None
 
 
 def test_an_explicit_cuda_version_wins_over_the_one_a_local_version_implies(tmp_path):
