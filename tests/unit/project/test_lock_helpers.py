@@ -65,6 +65,12 @@ def test_an_index_that_answered_is_not_unreachable():
     assert unreachable_index("error: no solution found: numpy>=99") is None
 
 
+def test_a_package_page_at_the_root_of_a_host_names_the_host():
+    """uv fetches ``<index>/<package>/``: for an index at the host's root that is two path slashes."""
+    message = unreachable_index("Failed to fetch: https://mirror.example/numpy/\nCaused by: dns error")
+    assert message.startswith("cannot reach https://mirror.example/ (DNS")
+
+
 def test_a_short_url_is_named_as_it_is():
     message = unreachable_index("Failed to fetch: https://h/\nCaused by: dns error")
     assert message.startswith("cannot reach https://h/ (DNS")
@@ -79,13 +85,16 @@ def test_the_lock_is_replaced_whole_and_keeps_its_mode(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["cudaenv.lock"]  # no temporary file left behind
 
 
-def test_a_new_lock_gets_the_umasks_mode(tmp_path):
-    old = os.umask(0o027)
+@pytest.mark.parametrize("umask, mode", [(0o027, 0o640), (0o022, 0o644), (0o002, 0o664)], ids=["027", "022", "002"])
+def test_a_new_lock_gets_the_umasks_mode(tmp_path, umask, mode):
+    """rw for whom the umask allows, never executable (a lock is not a program)."""
+    old = os.umask(umask)
     try:
         write_atomically(tmp_path / "fresh.lock", "x")
     finally:
         os.umask(old)
-    assert stat.S_IMODE((tmp_path / "fresh.lock").stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "fresh.lock").stat().st_mode) == mode
+    assert os.umask(old) == old  # the process's umask is left as it was
 
 
 def test_a_failed_write_leaves_the_old_lock_and_no_temporary_file(tmp_path):
@@ -94,3 +103,16 @@ def test_a_failed_write_leaves_the_old_lock_and_no_temporary_file(tmp_path):
     with pytest.raises(UnicodeEncodeError):
         write_atomically(path, "bad \udc80 surrogate")
     assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["cudaenv.lock"]
+
+
+@pytest.mark.parametrize("variable", ["CUDAENV_PYTHON_INDEX", "CUDAENV_FRAMEWORK_INDEX", "CUDAENV_EXCLUDE_NEWER"])
+def test_every_override_a_lock_reads_is_checked_before_anything_runs(monkeypatch, variable):
+    from cudaenv.project.lock import check_environment
+
+    for name in ("CUDAENV_PYTHON_INDEX", "CUDAENV_FRAMEWORK_INDEX", "CUDAENV_EXCLUDE_NEWER"):
+        monkeypatch.delenv(name, raising=False)
+    check_environment()  # nothing set: nothing to refuse
+    monkeypatch.setenv(variable, "file:///etc/passwd")
+    with pytest.raises(UserError) as caught:
+        check_environment()
+    assert str(caught.value).startswith(f"{variable}: expected ")
