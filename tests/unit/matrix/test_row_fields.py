@@ -339,3 +339,8 @@ def test_a_requirement_without_a_version_is_any_version_and_a_bad_one_is_refused
     table = {**ROWS["torch_release"][1], "pypi_requires": {"nvidia-cudnn-cu12": "nine"}}
     assert refusal("torch_release", table) == (
         f"{WHERE}: field pypi_requires.'nvidia-cudnn-cu12': expected a PEP 440 specifier, got 'nine'")
+
+
+@pytest.mark.parametrize("branch", [1, 535, 9999], ids=["one", "r535", "four-digits"])
+def test_a_driver_branch_from_1_to_9999_loads(branch):
+    assert build("driver_branch", {**ROWS["driver_branch"][1], "branch": branch}).branch == branch
