@@ -104,3 +104,38 @@ def test_each_framework_is_checked_against_the_index():
     assert not result.ok
     assert [p.message.split(" that ")[0] for p in result.problems if p.code == "index-lacks-build"] == [
         "the framework index (PyPI) serves no build of torch 2.10.0"]
+
+
+def pinned(driver="580.65.06", gpus=("A100",), variants=(), **kw):
+    return resolve(matrix(), replace(constraints(**kw), variants=variants), host(driver, gpus))
+
+
+def test_a_pinned_torch_build_does_not_narrow_another_framework():
+    """torch 2.10.0+cu126 beside JAX: only torch's builds are narrowed to cu126; JAX's CUDA 12 build
+    shares CUDA 12.6 with it."""
+    stack = pinned(torch="==2.10.0", jax="any", variants=(("torch", "cu126"),)).stack
+    assert stack.cuda == "12.6" and stack.framework("jax") is not None
+
+
+def test_relaxing_a_pinned_build_drops_the_build_it_named_and_quotes_it():
+    """torch +cu126 beside torchvision +cu128: each fix relaxes one pin with the build it named."""
+    result = pinned(torch="==2.10.0", torchvision="==0.25.0", variants=(("torch", "cu126"), ("torchvision", "cu128")))
+    assert [(p.code, p.message) for p in result.problems] == [
+        ("conflicting-pins", "the pins name different builds of torch (torch +cu126, torchvision +cu128): "
+                             "one environment installs one build"),
+        ("fix-relax-pin", "relax the torch pin (2.10.0+cu126): torch 2.10.0 fits this host"),
+        ("fix-relax-pin", "relax the torchvision pin (0.25.0+cu128): torch 2.10.0 fits this host, with the "
+                          "torchvision it pairs with")]
+
+
+@pytest.mark.parametrize("keras, shown", [("==2.15.0", "keras 2.15.0+cu122"), (None, "keras +cu122")],
+                         ids=["pinned", "unpinned"])
+def test_a_local_version_on_keras_is_bad_input_naming_the_field(keras, shown):
+    from cudaenv.resolver.resolve import UnknownVersion
+
+    kw = {"keras": keras} if keras else {"tensorflow": "any"}
+    with pytest.raises(UnknownVersion) as caught:
+        pinned(variants=(("keras", "cu122"),), **kw)
+    assert str(caught.value) == (f"{shown}: keras is not built per CUDA, so no local version names one of its "
+                                 "builds (pin keras without +cu122)")
+    assert caught.value.field == "frameworks.keras"
