@@ -109,3 +109,19 @@ def test_an_overlay_image_row_whose_longest_tag_has_128_characters_loads(tmp_pat
         load_matrix(overlays=[tmp_path], use_cache=False)
     overlay(tmp_path, tag_version="12.4.1" + "x" * 49, os=["u" * 64])  # 55 + 9 + 64 = 128
     assert any(i.tag_version.endswith("x" * 49) for i in load_matrix(overlays=[tmp_path], use_cache=False).images)
+
+
+def test_the_refusal_of_a_long_tag_shows_its_first_40_characters(tmp_path):
+    overlay(tmp_path, tag_version="12.4.1" + "x" * 58, os=["u" * 64])
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(overlays=[tmp_path], use_cache=False)
+    tag = "12.4.1" + "x" * 58 + "-runtime-" + "u" * 64
+    assert str(caught.value).endswith(f"the tag {tag[:40]}… has {len(tag)} characters; Docker allows 128 "
+                                      "(shorten tag_version, os or a cudnn tag)")
+
+
+def test_an_overlay_image_row_without_any_os_loads_and_offers_no_tag(tmp_path):
+    """``os = []`` names no tag at all: nothing to measure, and no base image either."""
+    overlay(tmp_path, os=[])
+    matrix = load_matrix(overlays=[tmp_path], use_cache=False)
+    assert any(i.cuda == "12.4.1" and i.os == () for i in matrix.images)
