@@ -157,7 +157,7 @@ class RowReader:
         if not isinstance(value, dict):
             raise self.fail(key, "a table of package = specifier", value)
         for name, spec in value.items():
-            if not isinstance(spec, str) or (spec.strip() and parse_specifier(spec) is None):
+            if not isinstance(spec, str) or parse_specifier(spec) is None:
                 raise MatrixError(f"{self.where}: field {key}.{name!r}: expected a PEP 440 specifier, got {spec!r}")
         return tuple(sorted(value.items()))
 
