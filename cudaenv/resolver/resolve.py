@@ -189,7 +189,13 @@ def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag:
     if framework is None:
         return
     spec = constraints.spec(name)
-    if name != framework and not any((b.companion(name) or "x")[0].isdigit() for b in builds[framework]):
+
+    def version_of(build: Build) -> str | None:
+        """The pinned package's version in this build; None where the build records a range of it."""
+        version = build.version if name == framework else build.companion(name)
+        return version if version and version[0].isdigit() else None
+
+    if name != framework and not any(version_of(b) for b in builds[framework]):
         # keras: the framework's metadata names a range of it, and it has no per-CUDA builds
         raise UnknownVersion(f"{name} {_spec_text(spec) if spec is not None else ''}+{tag}: {name} is not built "
                              f"per CUDA, so no local version names one of its builds (pin {name} without +{tag})",
@@ -198,8 +204,8 @@ def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag:
     def pinned(build: Build) -> bool:
         if spec is None:
             return True
-        version = build.version if name == framework else build.companion(name)
-        return bool(version) and version[0].isdigit() and specifier_contains(spec, version)
+        version = version_of(build)
+        return version is not None and specifier_contains(spec, version)
 
     matching = [b for b in builds[framework] if pinned(b)]
     if not matching or any(b.variant == tag for b in matching):
