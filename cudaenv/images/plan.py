@@ -108,7 +108,12 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         pinned=tuple(lock.pinned), command=project.run.command, ca_cert=project.build.ca_cert is not None,
         buildkit=buildkit, lock_hash=lock_hash(lock_text), jupyter=project.run.jupyter,
         build_from_source=project.build.build_from_source, cuda_arch_list=_target_capabilities(matrix, project),
+        find_links=lock.find_links, extra_index_urls=lock.extra_index_urls, own_code=lock.own_code,
     )
+    if not buildkit and any("://" not in link for link in lock.find_links):
+        raise UserError(f"{project.lock_path}: requirements.find_links: a folder in the project reaches the build "
+                        "as a BuildKit bind mount; no BuildKit builder was found (docker buildx, or a docker CLI "
+                        "before 23.0 with DOCKER_BUILDKIT=1)")
     base = None if standalone else plan_base(matrix, stack, settings, ca_cert=project.build.ca_cert, netrc=netrc)
     if base is not None:
         settings = with_stack_base(settings, base)

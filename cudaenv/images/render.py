@@ -130,6 +130,15 @@ class BuildSettings:
     # else, in every layer, installs from wheels only), and the GPUs' capabilities for CUDA extensions
     build_from_source: tuple[str, ...] = ()
     cuda_arch_list: tuple[str, ...] = ()
+    # what the project's requirement files steer the install with (the lock's record): --find-links
+    # (URLs; folders in the project, bind-mounted from the build context), --extra-index-url, and
+    # the project's own code, installed from /workspace after the copy
+    find_links: tuple[str, ...] = ()
+    extra_index_urls: tuple[str, ...] = ()
+    own_code: tuple[str, ...] = ()
+
+
+LOCAL_LINKS = "/tmp/cudaenv-find-links"  # where a project's local --find-links folders are mounted
 
 
 def flavor_reason(stack: Stack) -> str:
@@ -217,6 +226,12 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "find_links": list(stack.find_links),
         "framework_requirements": list(stack.requirements),
         "pinned": list(settings.pinned),
+        "requirements_extra_indexes": list(settings.extra_index_urls),
+        "requirements_find_links": [link if "://" in link else f"{LOCAL_LINKS}/{n}"
+                                    for n, link in enumerate(settings.find_links)],
+        "requirements_binds": [(link, f"{LOCAL_LINKS}/{n}") for n, link in enumerate(settings.find_links)
+                               if "://" not in link],
+        "own_code": list(settings.own_code),
         "nvidia_require_cuda": nvidia_require_cuda(stack, forward_branches if compat_package else ()),
         "labels": labels,
         "command": list(settings.command),

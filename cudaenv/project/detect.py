@@ -11,8 +11,8 @@ for the CPU (tensorflow-cpu beside JAX) follow ``cudaenv.project.intent``.
 
 from __future__ import annotations
 
+import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,18 +22,12 @@ from cudaenv.project.config import ConfigError
 from cudaenv.project.intent import CPU_ONLY, SAME_FILES, canonical as _canonical, carried_framework
 from cudaenv.versions import parse_specifier
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 # PyPI / conda names -> cudaenv framework keys
 FRAMEWORK_NAMES = {
     "torch": "torch", "pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio",
     "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "keras": "keras",
     "jax": "jax", "jaxlib": "jax", "mxnet": "mxnet",
 }
-LINUX = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
 MXNET_CUDA = re.compile(r"^mxnet-cu([0-9]+)(?:mkl)?$")
 LOCAL_CUDA = re.compile(r"^cu([0-9]+)$")
 
@@ -105,82 +99,82 @@ def _take(detected: Detected, requirement: Requirement, where: str) -> None:
     detected.found.append(f"{requirement} ({origin})")
 
 
-def _requirement_lines(path: Path, root: Path, seen: set[Path]) -> list[tuple[str, str]]:
-    if path in seen:
-        return []
-    seen.add(path)
-    out = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith(("-r ", "--requirement ")):
-            include = (path.parent / line.split(None, 1)[1].strip()).resolve()
-            if include.is_file() and include.is_relative_to(root.resolve()):
-                out += _requirement_lines(include, root, seen)
-            continue
-        if line.startswith("-"):
-            continue  # index options, -e editables, constraints: not a framework pin
-        out.append((line, f"{path.name}:{number}"))
-    return out
-
-
 def _from_requirements(root: Path, detected: Detected) -> None:
-    files = sorted(p for p in root.glob("requirements*.txt") if p.is_file())
-    seen: set[Path] = set()  # shared: requirements-dev.txt's "-r requirements.txt" is not read twice
-    for path in files:
-        detected.requirement_files.append(path.name)
-        for line, origin in _requirement_lines(path.resolve(), root, seen):
-            try:
-                requirement = Requirement(line)
-            except InvalidRequirement:
-                continue  # URLs and other forms uv understands; not framework pins
-            if requirement.marker is not None and not requirement.marker.evaluate(LINUX):
-                continue
-            _take(detected, requirement, origin)
+    """``requirements*.txt`` at the root, read as pip reads them (``cudaenv.project.reqfile``):
+    includes followed, markers evaluated for the project's Python."""
+    from cudaenv.project.reqfile import read_requirement_files
+
+    files = sorted(p.name for p in root.glob("requirements*.txt") if p.is_file())
+    detected.requirement_files += files
+    if not files:
+        return
+    read = read_requirement_files(root, files)
+    python = _marker_python(detected, read)
+    for line in read.requirements(python):
+        _take(detected, line.requirement, line.where)
 
 
-def _from_pyproject(root: Path, detected: Detected) -> None:
+def _marker_python(detected: Detected, read) -> str | None:
+    """The Python the files' markers are evaluated for: the project's own (``.python-version``,
+    ``requires-python``) when it names one; otherwise the newest Python it admits, and where the
+    lines differ from one Python to another (``torch==2.1.2; python_version < "3.12"`` beside
+    ``torch==2.5.1; python_version >= "3.12"``), the project's Python is narrowed to the Pythons
+    that read the files the same way, so that the lock's Python reads them so too."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cudaenv.project.reqfile import CANDIDATE_PYTHONS
+
+    wanted = detected.python
+    if wanted and re.fullmatch(r"[0-9]+\.[0-9]+", wanted):
+        return wanted
+    try:
+        admitted = SpecifierSet(wanted or "")
+    except InvalidSpecifier:
+        admitted = SpecifierSet()
+    candidates = [p for p in CANDIDATE_PYTHONS if admitted.contains(f"{p}.0", prereleases=True)]
+    if not candidates or not read.pythons_markers_split():
+        return None
+    reading = {p: tuple(line.where for line in read.requirements(p)) for p in candidates}
+    newest = candidates[0]
+    same = [p for p in candidates if reading[p] == reading[newest]]
+    if len(same) < len(candidates):  # the newest Python's reading, from its oldest Python on
+        narrowed = f">={same[-1]}"
+        detected.python = f"{wanted},{narrowed}" if wanted else narrowed
+        detected.found.append(f"Python {narrowed} (the requirement files' markers pick these lines for it)")
+    return newest
+
+
+def _python_from_pyproject(root: Path, detected: Detected) -> list:
+    """``requires-python`` (or Poetry's ``python``) when nothing more exact named the Python; the
+    dependencies, for ``_from_pyproject`` once the Python their markers are read for is known."""
     path = root / "pyproject.toml"
     if not path.is_file():
-        return
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    project = data.get("project", {})
-    if not isinstance(project, dict):
-        raise ConfigError(f"{path}: [project] must be a table")
-    dependencies = project.get("dependencies", []) or []
-    if not isinstance(dependencies, list):
-        raise ConfigError(f"{path}: project.dependencies: expected a list of requirement strings")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for line in dependencies:
-        if not isinstance(line, str):
-            raise ConfigError(f"{path}: project.dependencies: expected requirement strings, got {line!r}")
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if requirement.marker is not None and not requirement.marker.evaluate(LINUX):
-            continue
-        number = next((n for n, text in enumerate(lines, 1) if f'"{line}"' in text or f"'{line}'" in text), None)
-        _take(detected, requirement, f"pyproject.toml:{number}" if number else "pyproject.toml")
-    requires = project.get("requires-python")
-    if requires is not None and not isinstance(requires, str):
-        raise ConfigError(f"{path}: project.requires-python: expected a string like '>=3.10', got {requires!r}")
+        return []
+    from cudaenv.project.pyproject import read_pyproject
+
+    lines, requires = read_pyproject(path)
     if requires and detected.python is None:
         if parse_specifier(requires) is None:
             raise ConfigError(f"{path}: project.requires-python: {requires!r} is not a PEP 440 specifier")
         detected.python = requires
         detected.found.append(f"requires-python {requires} (pyproject.toml)")
+    return lines
+
+
+def _from_pyproject(lines: list, detected: Detected) -> None:
+    from cudaenv.project.reqfile import RequirementFiles
+
+    python = _marker_python(detected, RequirementFiles(lines=tuple(lines)))
+    for line in RequirementFiles(lines=tuple(lines)).requirements(python):
+        _take(detected, line.requirement, line.where)
 
 
 def _from_python_version(root: Path, detected: Detected) -> None:
     path = root / ".python-version"
     if not path.is_file():
         return
-    match = re.match(r"^\s*(?:cpython-|python)?([0-9]+\.[0-9]+)", path.read_text(encoding="utf-8", errors="replace"))
+    match = re.match(r"^\s*(?:cpython-|python)?([0-9]+\.[0-9]+)",
+                     path.read_text(encoding="utf-8-sig", errors="replace"))
     if match:
         detected.python = match.group(1)  # an exact interpreter choice beats requires-python's range
         detected.found.append(f"Python {match.group(1)} (.python-version)")
@@ -200,68 +194,95 @@ def _conda_to_pep440(op: str | None, version: str | None) -> str:
 CONDA_FILES = ("environment.yml", "environment.yaml")
 
 
-def environment_pip_lines(path: Path) -> list[str]:
-    """The ``pip:`` list of a conda environment file: what its pip step installs, which the lock
-    pins like a requirements file (conda's own packages are conda's, and not on PyPI by those names)."""
-    data = _environment_data(path)
-    lines = []
-    for item in data.get("dependencies", []) or []:
-        if isinstance(item, dict) and isinstance(item.get("pip"), list):
-            lines += [str(line) for line in item["pip"]]
-    return lines
+def environment_pip(path: Path, root: Path):
+    """The ``pip:`` list of a conda environment file, read as pip reads a requirement file in the
+    environment file's folder (conda runs its pip step there): what the lock pins like a
+    requirements file, each line named ``environment.yml:LINE``. Conda's own packages are conda's,
+    and not on PyPI by those names."""
+    from cudaenv.project.reqfile import read_requirement_items
+
+    items = []
+    for item in _environment_dependencies(path):
+        if isinstance(item.value, list):  # the pip entry
+            items += [(entry.start_mark.line + 1, entry.value) for entry in item.value]
+    label = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).as_posix()
+    return read_requirement_items(root, path.parent, items, label)
 
 
-def _environment_data(path: Path) -> dict:
+def _environment_dependencies(path: Path) -> list:
+    """The YAML nodes of ``dependencies`` (scalars, and the ``pip:`` mapping's list), checked: a
+    conda file that is not a mapping, or whose dependencies are not a list of package specs and
+    one ``pip:`` list, is one line naming the file and line."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        root = yaml.compose(path.read_bytes().decode("utf-8").removeprefix("\ufeff"), Loader=yaml.SafeLoader)
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with 'dependencies'")
-    return data
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if root is None:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        raise ConfigError(f"{path}:{root.start_mark.line + 1}: expected a mapping with 'dependencies'")
+    found = next((value for key, value in root.value if getattr(key, "value", None) == "dependencies"), None)
+    if found is None or (isinstance(found, yaml.ScalarNode) and found.tag.endswith(":null")):
+        return []
+    where = f"{path.name}:{found.start_mark.line + 1}"
+    if not isinstance(found, yaml.SequenceNode):
+        raise ConfigError(f"{where}: dependencies: expected a list of package specs, got {found.value!r}"[:200])
+    out = []
+    for item in found.value:
+        line = f"{path.name}:{item.start_mark.line + 1}"
+        if isinstance(item, yaml.ScalarNode):
+            out.append(item)
+        elif isinstance(item, yaml.MappingNode) and len(item.value) == 1 and item.value[0][0].value == "pip":
+            pip = item.value[0][1]
+            if isinstance(pip, yaml.ScalarNode) and pip.tag.endswith(":null"):
+                continue
+            if not isinstance(pip, yaml.SequenceNode) or not all(isinstance(e, yaml.ScalarNode) for e in pip.value):
+                raise ConfigError(f"{line}: dependencies: the pip entry must be a list of requirement lines")
+            out.append(pip)
+        else:
+            raise ConfigError(f"{line}: dependencies: expected a package spec ('numpy=1.26') or a pip: list")
+    return out
+
+
+CONDA_CUDA = ("cudatoolkit", "cuda-version", "cuda-toolkit", "cuda", "pytorch-cuda", "cuda-runtime", "cuda-cudart")
 
 
 def _from_environment_yml(root: Path, detected: Detected) -> None:
     path = next((root / n for n in CONDA_FILES if (root / n).is_file()), None)
     if path is None:
         return
-    data = _environment_data(path)
-    if environment_pip_lines(path):
+    pip = environment_pip(path, root)
+    if pip.lines or pip.files:
         detected.conda_file = path.name
-    dependencies = data.get("dependencies", []) or []
-    if not isinstance(dependencies, list):
-        raise ConfigError(f"{path}: dependencies: expected a list")
-    for item in dependencies:
-        if isinstance(item, dict):
-            pip = item.get("pip", []) or []
-            if not isinstance(pip, list):
-                raise ConfigError(f"{path}: dependencies: the pip entry must be a list of requirements")
-            for line in pip:
-                try:
-                    _take(detected, Requirement(str(line)), path.name + " (pip)")
-                except InvalidRequirement:
-                    continue
+    for item in _environment_dependencies(path):
+        if isinstance(item.value, list):
             continue
-        match = _CONDA_SPEC.match(str(item).split("::")[-1])
+        match = _CONDA_SPEC.match(str(item.value).split("::")[-1])
         if not match:
             continue
         name, op, version = match.group(1).lower(), match.group(2), match.group(3)
         spec = _conda_to_pep440(op, version)
+        where = f"{path.name}:{item.start_mark.line + 1}"
         if name == "python" and version:
             detected.python = detected.python or ".".join(version.split(".")[:2]).rstrip("*").rstrip(".")
             detected.found.append(f"python {version} ({path.name})")
-        elif name in ("cudatoolkit", "cuda-version", "cuda-toolkit", "cuda") and version:
+        elif name in CONDA_CUDA and version:  # pytorch-cuda=11.8 is PyTorch's conda spelling
             detected.cuda = detected.cuda or ".".join(version.split(".")[:2])
             detected.found.append(f"{name} {version} ({path.name})")
         elif name in FRAMEWORK_NAMES or name in CPU_ONLY:
-            try:
-                _take(detected, Requirement(f"{FRAMEWORK_NAMES.get(name, name)}{spec}"), path.name)
+            try:  # jaxlib stays jaxlib: its numbers are not jax's
+                _take(detected, Requirement(f"{name}{spec}"), where)
             except InvalidRequirement:
                 continue
+    python = _marker_python(detected, pip)
+    for line in pip.requirements(python):
+        _take(detected, line.requirement, line.where)
 
 
 def _through_carriers(detected: Detected) -> None:
@@ -288,10 +309,11 @@ def _one_distribution_each(detected: Detected) -> None:
 
 def detect_project(root: Path) -> Detected:
     detected = Detected()
+    _from_python_version(root, detected)  # the Python first: markers are read for it
+    pyproject = _python_from_pyproject(root, detected)
     _from_requirements(root, detected)
-    _from_pyproject(root, detected)
+    _from_pyproject(pyproject, detected)
     _from_environment_yml(root, detected)
-    _from_python_version(root, detected)
     _one_distribution_each(detected)
     _through_carriers(detected)
     return detected

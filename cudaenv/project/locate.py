@@ -109,8 +109,8 @@ def read_config_file(path: Path) -> tuple[dict, str]:
         import tomli as tomllib
 
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        with open(path, "rb") as handle:  # a UTF-8 BOM (Windows editors) is not TOML, but is no mistake either
+            data = tomllib.loads(handle.read().decode("utf-8").removeprefix("\ufeff"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
     except OSError as exc:

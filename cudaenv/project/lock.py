@@ -57,6 +57,13 @@ class Lock:
     # what each input looked like ("config" -> hash, "file:requirements.txt" -> hash), so that a
     # stale lock can say which input changed; empty in locks written before it was recorded
     inputs: tuple[tuple[str, str], ...] = ()
+    # what the project's requirement files steer the install with, so the image installs what the
+    # lock resolved from where it resolved it: --find-links (URLs; local folders relative to the
+    # project), --extra-index-url, and the project's own code ("-e .", "./pkg") installed from
+    # /workspace after the copy, never pinned
+    find_links: tuple[str, ...] = ()
+    extra_index_urls: tuple[str, ...] = ()
+    own_code: tuple[str, ...] = ()
 
     def resolved_stack(self) -> Stack:
         """The locked stack as the resolver's value (read_lock has checked that it is one)."""
@@ -98,6 +105,9 @@ class Lock:
         if self.framework_index:
             requirements["framework_index"] = self.framework_index
         requirements["platform"] = self.platform
+        for key in ("find_links", "extra_index_urls", "own_code"):
+            if getattr(self, key):
+                requirements[key] = list(getattr(self, key))
         pinned = tomlkit.array()
         pinned.multiline(True)
         pinned.extend(self.pinned)
@@ -127,6 +137,26 @@ def check_pin(value, where: str) -> str:
     except InvalidRequirement as exc:
         raise UserError(f"{where}: {value!r} is not a pinned requirement ({exc})") from exc
     return value
+
+
+def _check_steering(key: str, value: str, where: str) -> None:
+    """A find-links entry, extra index or own-code path the lock records: it reaches a RUN line of
+    the image, so a hand-edited value is refused (an URL without credentials, or a relative path
+    inside the project without control characters)."""
+    from cudaenv.project.locate import is_index_url
+
+    if re.search(r"[\x00-\x1f\x7f]", value) or not value:
+        raise UserError(f"{where}: {value!r} is not allowed here; run `cudaenv lock` to rewrite the lock")
+    if key == "extra_index_urls" or (key == "find_links" and "://" in value):
+        check_recorded_index(value, where) if is_index_url(value) else _bad_steering(value, where)
+        return
+    if value.startswith(("/", "~", "-")) or ".." in Path(value).parts:
+        _bad_steering(value, where)
+
+
+def _bad_steering(value: str, where: str) -> None:
+    raise UserError(f"{where}: {value!r} is not an https:// URL or a path inside the project; "
+                    "run `cudaenv lock` to rewrite the lock")
 
 
 def _table(data: dict, key: str, path: Path) -> dict:
@@ -167,6 +197,12 @@ def read_lock(path: Path) -> Lock | None:
     inputs = _table(data, "inputs", path)
     if not all(isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{1,64}", v) for k, v in inputs.items()):
         raise UserError(f"{path}: inputs: expected file names with hex digests; run `cudaenv lock` to rewrite it")
+    steering = {key: requirements.get(key, []) for key in ("find_links", "extra_index_urls", "own_code")}
+    for key, values in steering.items():
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise UserError(f"{path}: requirements.{key}: expected a list of strings; run `cudaenv lock` to rewrite it")
+        for index, value in enumerate(values):
+            _check_steering(key, value, f"{path}: requirements.{key}[{index}]")
     check_recorded_index(requirements.get("python_index"), f"{path}: requirements.python_index")
     check_recorded_index(requirements.get("framework_index"), f"{path}: requirements.framework_index")
     try:
@@ -177,6 +213,8 @@ def read_lock(path: Path) -> Lock | None:
             requirement_files=tuple(str(f) for f in files), python_index=requirements.get("python_index", PYPI_SIMPLE),
             framework_index=requirements.get("framework_index"), platform=str(requirements.get("platform", "")),
             pinned=tuple(pinned), inputs=tuple(sorted(inputs.items())),
+            find_links=tuple(steering["find_links"]), extra_index_urls=tuple(steering["extra_index_urls"]),
+            own_code=tuple(steering["own_code"]),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc.__class__.__name__}: {exc}); "
@@ -195,9 +233,13 @@ def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
     ``IMAGE_RUN_KEYS``, how: editing them (a GPU count, /dev/shm, a port) leaves the lock current.
     ``whole_run``: the hash as cudaenv 0.1.0 wrote it before 2026-11-24 (all of [run]), still
     accepted so that upgrading does not make every lock stale."""
+    from cudaenv.project.inputs import extra_inputs, file_digest
+
     digest = hashlib.sha256(_config_text(project, whole_run=whole_run))
     for relative in project.requirements:
         digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
+    for relative in extra_inputs(project.root, project.requirements):  # includes, constraints, local wheels
+        digest.update(b"\0include:" + relative.encode() + b"\0" + file_digest(str(project.root / relative)).encode())
     return digest.hexdigest()[:32]
 
 
@@ -217,9 +259,13 @@ def _config_text(project: Project, *, whole_run: bool = False) -> bytes:
 def input_digests(project: Project) -> tuple[tuple[str, str], ...]:
     """Each input on its own: the configuration ("config") and every requirements file."""
     found = [("config", hashlib.sha256(_config_text(project)).hexdigest()[:32])]
+    from cudaenv.project.inputs import extra_inputs, file_digest
+
     for relative in project.requirements:
         found.append((f"file:{relative}", hashlib.sha256((project.root / relative).read_bytes()).hexdigest()[:32]))
-    return tuple(sorted(found))
+    for relative in extra_inputs(project.root, project.requirements):
+        found.append((f"file:{relative}", file_digest(str(project.root / relative))[:32]))
+    return tuple(sorted(dict(found).items()))
 
 
 def changed_inputs(lock: Lock, project: Project) -> str | None:
@@ -333,58 +379,52 @@ def unreachable_index(stderr: str) -> str | None:
 
 
 def check_requirements_file(path: Path, label: str) -> None:
-    """A requirements file is the user's input: a line pip could not read is bad input (exit 2,
-    naming the file and line), not a resolution failure reported by uv later."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    """A requirements file is the user's input: a line pip could not read, or one cudaenv cannot
+    honour, is bad input (exit 2, naming the file and line), not a resolution failure reported by
+    uv later. Read with the one reader (``cudaenv.project.reqfile``), includes followed."""
+    from cudaenv.project.reqfile import read_requirement_files
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{label}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
-    logical, start = "", 1
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not logical:
-            start = number
-        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
-        if line.endswith("\\"):
-            logical += line[:-1] + " "
-            continue
-        logical = (logical + line).strip()
-        if logical and not logical.startswith("-") and not logical.startswith((".", "/", "~")) \
-                and "://" not in logical.split(" ")[0]:
-            requirement = re.split(r"\s+--", logical, maxsplit=1)[0].strip()  # per-line options (--hash=...)
-            try:
-                Requirement(requirement)
-            except InvalidRequirement as exc:
-                raise UserError(f"{label}:{start}: {requirement[:80]!r} is not a requirement pip can read "
-                                f"({str(exc).splitlines()[0][:120]})") from exc
-        logical = ""
+        read_requirement_files(path.parent, [path.name])
+    except UserError as exc:
+        raise UserError(str(exc).replace(f"{path.name}:", f"{label}:", 1)
+                        if str(exc).startswith(f"{path.name}:") else str(exc)) from exc
+
+
+OWN_CODE_PIN = re.compile(r"^(?:-e\s+|--editable[=\s]+)?(?:\.|/|file:)|^[A-Za-z0-9._-]+(?:\[[^\]]*\])?\s*@\s*file:")
 
 
 def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | None = None) -> list[str]:
     """Pin the project's requirements together with the framework build, for the image's Python,
     from wheels only (but for [build] build_from_source): a requirement with no wheel for this
-    Python raises ``NoWheels`` naming it, so the caller can try an older Python."""
+    Python raises ``NoWheels`` naming it, so the caller can try an older Python.
+
+    uv is handed the project as cudaenv read it (``cudaenv.project.inputs``), not the files
+    themselves: one reading, so a conda file's ``-r`` resolves against its own folder, and what
+    the lock pins is what init saw and what the image installs. The project's own code is
+    resolved for its dependencies and left out of the pins (the image installs it from
+    /workspace)."""
     if not project.requirements and not stack.requirements:
         return []
-    from cudaenv.project.detect import CONDA_FILES, environment_pip_lines
+    from cudaenv.project.inputs import read_project_requirements
 
-    for relative in project.requirements:
-        if relative.name != "pyproject.toml" and relative.name not in CONDA_FILES:
-            check_requirements_file(project.root / relative, str(project.root / relative))
     root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
+    read = read_project_requirements(root, project.requirements)
     with tempfile.TemporaryDirectory(prefix="cudaenv-lock-") as tmp:
         frameworks_in = Path(tmp) / "frameworks.in"
         frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
-        inputs = []
-        for relative in project.requirements:
-            if relative.name in CONDA_FILES:  # a conda environment file: its pip list is what pip would install
-                pip_list = Path(tmp) / f"{relative.name}.pip.txt"
-                pip_list.write_text("".join(f"{line}\n" for line in environment_pip_lines(root / relative)))
-                inputs.append(str(pip_list))
-            else:
-                inputs.append(str(root / relative))
-        proc = run_uv_compile(project, stack, [str(frameworks_in), *inputs], tmp, ca_bundle=ca_bundle)
+        project_in = Path(tmp) / "project.in"
+        project_in.write_text("".join(
+            (f"-e {root / line.local}\n" if line.editable else f"{root / line.local}\n") if line.local is not None
+            else f"{line.text}\n" for line in read.lines if not line.constraint))
+        options = []
+        constraints = [line.text for line in read.lines if line.constraint]
+        if constraints:
+            constraints_in = Path(tmp) / "constraints.txt"
+            constraints_in.write_text("".join(f"{text}\n" for text in constraints))
+            options += ["--constraint", str(constraints_in)]
+        proc = run_uv_compile(project, stack, [str(frameworks_in), str(project_in)], tmp, ca_bundle=ca_bundle,
+                              options=tuple(options), steering=read)
     if proc.returncode != 0:
         from cudaenv.project.uvfailure import explain_uv_failure
         from cudaenv.project.wheels import NoWheels, missing_wheel
@@ -394,7 +434,7 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         culprit = missing_wheel(proc.stderr)
         if culprit is not None:  # the caller may try an older Python before saying no
             raise NoWheels(culprit, stack.python, detail)
-        own = explain_uv_failure(proc.stderr, [root / r for r in project.requirements], root, python=stack.python,
+        own = explain_uv_failure(proc.stderr, [root / f for f in read.files], root, python=stack.python,
                                  platform=manylinux_platform(stack))
         if own:  # one of the project's own lines: say which, then what uv said
             raise LockError(f"{own}\n{detail}")
@@ -403,11 +443,12 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
             raise IndexUnreachable(unreachable)
         raise LockError(f"the project's requirements cannot be resolved together with "
                         f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
-    return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")
+            and not OWN_CODE_PIN.match(line.strip())]
 
 
 def run_uv_compile(project: Project, stack: Stack, inputs: list[str], tmp: str, *, ca_bundle: str | None = None,
-                   options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+                   options: tuple[str, ...] = (), steering=None) -> subprocess.CompletedProcess:
     """``uv pip compile`` of ``inputs`` for the stack's Python and platform, wheels only, against the
     project's indexes: the one way cudaenv asks uv, for locking and for checking a lock."""
     from cudaenv.project.wheels import no_build_options
@@ -423,14 +464,22 @@ def run_uv_compile(project: Project, stack: Stack, inputs: list[str], tmp: str, 
     root = project.root.resolve()
     argv += inputs
     # indexes go through the environment, credentials through a private netrc: never argv
-    py_index = python_index(project)
+    if steering is None:
+        from cudaenv.project.inputs import read_project_requirements
+
+        steering = read_project_requirements(root, project.requirements)
+    for link in steering.find_links:  # the files' --find-links: URLs, and folders inside the project
+        argv += ["--find-links", link if "://" in link else str(root / link)]
+    py_index = python_index(project, steering.index_url or PYPI_SIMPLE)
     extra = framework_index(project, stack.index_urls[0] if stack.index_urls else None)
     # no interpreter download: uv only needs one to build, and builds are what is refused here
     env = dict(os.environ, UV_NO_CONFIG="1", NO_COLOR="1", UV_PYTHON_DOWNLOADS="never",
                UV_DEFAULT_INDEX=strip_credentials(py_index))
     env.pop("UV_INDEX", None)
-    if extra and strip_credentials(extra) != strip_credentials(py_index):  # PyPI's build: one index
-        env["UV_INDEX"] = strip_credentials(extra)
+    indexes = [strip_credentials(extra)] if extra and strip_credentials(extra) != strip_credentials(py_index) else []
+    indexes += [url for url in steering.extra_index_urls if url not in indexes]  # the files' --extra-index-url
+    if indexes:  # PyPI's build alone: one index
+        env["UV_INDEX"] = " ".join(indexes)
     netrc = index_netrc(py_index, extra)
     if netrc:
         netrc_file = Path(tmp) / "netrc"
@@ -466,11 +515,15 @@ def write_atomically(path: Path, text: str) -> None:
 def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: dict, pinned: list[str]) -> Lock:
     """The lock records the configured indexes; CUDAENV_*_INDEX overrides are the environment's
     (a CI mirror, a test index) and apply when used, never committed."""
+    from cudaenv.project.inputs import read_project_requirements
+
+    read = read_project_requirements(project.root.resolve(), project.requirements)
     return Lock(
+        find_links=read.find_links, extra_index_urls=read.extra_index_urls, own_code=read.own_code,
         cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
         inputs=input_digests(project),
         stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
-        python_index=strip_credentials(project.build.python_index) or PYPI_SIMPLE,
+        python_index=strip_credentials(project.build.python_index) or read.index_url or PYPI_SIMPLE,
         framework_index=strip_credentials(project.build.framework_index)
         or (stack.index_urls[0] if stack.index_urls else None),
         platform=manylinux_platform(stack), pinned=tuple(pinned),

@@ -7,7 +7,7 @@ from cudaenv.project.detect import detect_project
 
 def test_requirements_files_give_framework_pins_and_the_rest(tmp_path):
     (tmp_path / "requirements.txt").write_text(
-        "# training\ntorch>=2.4,<2.7\ntransformers==4.44.0  # hub models\n-r requirements-extra.txt\n--extra-index-url x\n")
+        "# training\ntorch>=2.4,<2.7\ntransformers==4.44.0  # hub models\n-r requirements-extra.txt\n--extra-index-url https://x.example/simple\n")
     (tmp_path / "requirements-extra.txt").write_text("torchvision\nwandb\n")
     found = detect_project(tmp_path)
     assert set(found.frameworks) == {"torch", "torchvision"}
