@@ -48,7 +48,9 @@ def images(prune: bool, bases: tuple[str, ...], as_json: bool) -> None:
         base = stack.base
         digest = base.info.labels.get("io.cudaenv.content-hash", "")[:16]
         click.echo(f"{base.name}  (hash-{digest}, {base.info.id[7:19]}): {size_text(stack.bytes)} held once")
-        if not stack.used:
+        if base.other_tags:
+            click.echo(f"  also tagged {', '.join(base.other_tags)}: yours, so `cudaenv images --prune` keeps it")
+        elif not stack.used:
             click.echo("  no project uses it: `cudaenv images --prune` removes it")
         for use in stack.projects:
             info = use.image.info

@@ -42,7 +42,9 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
         raise UserError(f"{existing} already configures cudaenv; "
                         + ("" if locked else f"`cudaenv lock {directory}` locks it, or ")
                         + "pass --force to write it again")
-    matrix = load_matrix()
+    from cudaenv.project.lock import exclude_newer_from_env
+
+    matrix = load_matrix().released_by(exclude_newer_from_env())  # no release the lock could not install
     detected = detect_project(directory)
     if not no_lock:  # the network is allowed: a framework only the dependency graph brings counts too
         from cudaenv.project.graph import add_graph_frameworks

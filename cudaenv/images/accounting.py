@@ -46,12 +46,24 @@ class Layered:
         readable = [t for t in self.info.tags if ":hash-" not in t]
         return (readable or list(self.info.tags) or [f"<untagged {self.info.id[:19]}>"])[0]
 
+    @property
+    def other_tags(self) -> tuple[str, ...]:
+        """Names that are not cudaenv's (``docker tag … mine:keep``): the user's, so --prune keeps
+        the image."""
+        return tuple(t for t in self.info.tags if not is_own_name(t))
+
     def layers(self) -> list[tuple[str, int]]:
         return list(zip(self.chain, self.sizes))
 
     def sits_on(self, base: "Layered") -> bool:
         depth = len(base.chain)
         return 0 < depth <= len(self.chain) and self.chain[depth - 1] == base.chain[-1]
+
+
+def is_own_name(tag: str) -> bool:
+    """``cudaenv-base:…``, locally or under a registry prefix: a name cudaenv gave a stack base."""
+    repository = tag.rsplit(":", 1)[0] if ":" in tag.rsplit("/", 1)[-1] else tag
+    return repository == BASE_PROJECT or repository.endswith(f"/{BASE_PROJECT}")
 
 
 def counts_as_base(info: ImageInfo, recorded_base: bool) -> bool:
@@ -235,6 +247,9 @@ def prune(engine: Engine, found: Inventory, progress: Callable[[str], None] = la
     for stack in found.unused:
         base = stack.base
         if not base.is_base or stack.used:  # the only kind of image this removes: never anything else
+            continue
+        if base.other_tags:  # someone named it: theirs to remove, with all of cudaenv's names kept
+            progress(f"keeping unused stack base {base.name}: also tagged {', '.join(base.other_tags)}")
             continue
         progress(f"removing unused stack base {base.name}")
         try:

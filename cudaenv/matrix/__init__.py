@@ -78,6 +78,32 @@ class Matrix:
         """Derived views (indexes the resolver builds) computed once per loaded matrix."""
         return {}
 
+    def released_by(self, date: str | None) -> "Matrix":
+        """The matrix as the indexes were on ``date`` (``[lock] exclude_newer``, YYYY-MM-DD or an
+        RFC 3339 time): framework releases published after it are left out, as uv leaves out their
+        files, so the resolver never picks a release the lock cannot install. A release without a
+        recorded date stays. The revision is the matrix's own: a lock stays current."""
+        if not date:
+            return self
+        day = date[:10]
+        on_the_day = len(date.strip()) > 10  # a bare date is its midnight (uv): that day's uploads are after it
+        key = f"released_by {day} {on_the_day}"
+        if key not in self.memo:  # one filtered matrix per date, with its own memo of builds
+            def published(release) -> str:  # TensorFlow and MXNet rows record no date yet: always kept
+                return getattr(release, "released", None) or ""
+
+            kept = {name: tuple(r for r in getattr(self, name)
+                                if not published(r) or published(r)[:10] < day or (on_the_day and published(r)[:10] == day))
+                    for name in ("torch", "tensorflow", "jax", "mxnet")}
+            if all(len(kept[name]) == len(getattr(self, name)) for name in kept):
+                self.memo[key] = self
+            else:
+                from dataclasses import replace
+
+                self.memo[key] = replace(self, **kept)
+                self.memo[key].memo[key] = self.memo[key]
+        return self.memo[key]
+
     # --- CUDA ----------------------------------------------------------------------------------
 
     @cached_property

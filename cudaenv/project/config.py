@@ -440,10 +440,23 @@ def resolve_project(matrix, project: Project, host, constraints=None, *, from_fl
     ``from_flags`` names frameworks that command-line flags set (their errors stay as they are)."""
     from cudaenv.resolver.resolve import UnknownVersion, resolve
 
+    from cudaenv.project.lock import exclude_newer_for
+
+    whole, cutoff = matrix, exclude_newer_for(project)
+    matrix = matrix.released_by(cutoff)
     constraints = project_constraints(matrix, project, constraints)
     try:
         return resolve(matrix, constraints, host, explain=explain)
     except UnknownVersion as exc:
+        if matrix is not whole:  # a pin the cutoff hides: say so, not "no such release"
+            try:
+                resolve(whole, project_constraints(whole, project, constraints), host, explain=False)
+            except UnknownVersion:
+                pass
+            else:
+                raise ConfigError(f"{config_label(project)}: {exc.field or 'frameworks'}: the pinned release was "
+                                  f"published after the index cutoff {cutoff} ([lock] exclude_newer or "
+                                  "CUDAENV_EXCLUDE_NEWER): move the cutoff, or pin an older release") from exc
         field = exc.field
         if field is None or project.config_path is None or field.split(".")[-1] in from_flags:
             raise

@@ -226,7 +226,7 @@ def _environment_dependencies(path: Path) -> list:
     if root is None:
         return []
     if not isinstance(root, yaml.MappingNode):
-        raise ConfigError(f"{path}:{root.start_mark.line + 1}: expected a mapping with 'dependencies'")
+        raise ConfigError(f"{path.name}:{root.start_mark.line + 1}: expected a mapping with 'dependencies'")
     found = next((value for key, value in root.value if getattr(key, "value", None) == "dependencies"), None)
     if found is None or (isinstance(found, yaml.ScalarNode) and found.tag.endswith(":null")):
         return []
@@ -276,8 +276,9 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
             detected.cuda = detected.cuda or ".".join(version.split(".")[:2])
             detected.found.append(f"{name} {version} ({path.name})")
         elif name in FRAMEWORK_NAMES or name in CPU_ONLY:
-            try:  # jaxlib stays jaxlib: its numbers are not jax's
-                _take(detected, Requirement(f"{name}{spec}"), where)
+            pip_name = name if name == "jaxlib" else FRAMEWORK_NAMES.get(name, name)  # jaxlib's numbers are not jax's
+            try:
+                _take(detected, Requirement(f"{pip_name}{spec}"), where)
             except InvalidRequirement:
                 continue
     python = _marker_python(detected, pip)

@@ -566,6 +566,7 @@ def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
     """The project's lock and why it is stale (empty list: current). A lock is current on the stack
     the resolver gives, on the older Python it moved to because a requirement has no wheels for a
     newer one (``cudaenv.project.wheels``), or on either of those after it adopted its wheels' CUDA."""
+    matrix = matrix.released_by(exclude_newer_for(project))  # the index as the lock will see it
     from cudaenv.hosts.target import project_target
     from cudaenv.project.config import project_constraints, resolve_project
     from cudaenv.project.pins import pin_clashes
@@ -660,6 +661,7 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
     Returns (resolution, lock): the lock is None when no stack fits (the resolution says why).
     Nothing is written; callers write with ``write_atomically``.
     """
+    matrix = matrix.released_by(exclude_newer_for(project))  # the index as the lock will see it
     from cudaenv.hosts.target import project_target
     from cudaenv.project.config import project_constraints, resolve_project
     from cudaenv.project.wheels import choose
@@ -758,6 +760,7 @@ def installable(matrix, project: Project, host, result, constraints=None):
     chooses it (or its "no"): what ``resolve DIR`` and ``plan`` show, so that they give the same
     answer as ``lock``. Without requirement files there is nothing to ask. An index that cannot be
     reached leaves the resolver's answer, with a warning that the wheels were not checked."""
+    matrix = matrix.released_by(exclude_newer_for(project))  # the index as the lock will see it
     from cudaenv.project.config import project_constraints
     from cudaenv.project.wheels import choose
     from cudaenv.resolver.model import Problem

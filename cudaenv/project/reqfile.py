@@ -42,10 +42,11 @@ ENV_VARIABLE = re.compile(r"\$\{[A-Z0-9_]+\}")
 URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # options whose effect is the lock's choice of versions: uv honours them, the image installs the pins
 RESOLUTION_ONLY = {"pre", "prefer_binary", "only_binary", "require_hashes", "use_features"}
+HONOURED = {"requirements", "constraints", "editables", "find_links", "extra_index_urls", "index_url", "hashes"}
 REFUSED = {
     "no_binary": "cudaenv installs wheels only; list packages to compile in [build] build_from_source",
     "no_index": "the image installs from the project's indexes; use [build] python_index for a mirror",
-    "trusted_host": "a plain-HTTP index cannot be verified; serve it over HTTPS (a private CA: [build] ca_cert)",
+    "trusted_hosts": "a plain-HTTP index cannot be verified; serve it over HTTPS (a private CA: [build] ca_cert)",
     "install_options": "per-requirement build options are not repeated in the image; use [build] build_from_source",
     "global_options": "per-requirement build options are not repeated in the image; use [build] build_from_source",
 }
@@ -210,11 +211,13 @@ class _Walk:
             self.line(requirement_text.strip(), options, arguments, path, where, constraint=constraint, depth=depth)
 
     def line(self, text: str, options, arguments, path: Path, where: str, *, constraint: bool, depth: int) -> None:
+        from pip_requirements_parser import OPT_BY_OPTIONS_DEST
+
         values = {k: v for k, v in vars(options).items() if v}
-        for name, why in REFUSED.items():
-            if name in values:
-                raise RequirementFileError(f"{where}: --{name.replace('_options', '-option').replace('_', '-')} "
-                                           f"is not supported: {why}")
+        for name in values:
+            if name in REFUSED or name not in HONOURED | RESOLUTION_ONLY:
+                why = REFUSED.get(name, "pip no longer reads it")  # the legacy options pip 20 removed
+                raise RequirementFileError(f"{where}: {OPT_BY_OPTIONS_DEST.get(name, name)} is not supported: {why}")
         editables = values.pop("editables", [])
         if text or editables:
             if arguments:

@@ -252,6 +252,23 @@ def test_images_reports_what_each_project_adds_on_top_of_the_base(engine, shared
         assert project["adds_bytes"] == size - stack["bytes"]
 
 
+def test_images_prune_keeps_a_base_the_user_tagged(engine, unused_base, env):
+    """`docker tag cudaenv-base:… mine:keep`: the user named it, so --prune removes neither the
+    image nor any of its names, and the listing says why."""
+    mine = f"cudaenv-test/mine:keep-{RUN_ID}"
+    engine.client.images.get(unused_base["image_id"]).tag(mine)
+    try:
+        code, report = images_json(env, "--prune", "--base", unused_base["reference"])
+        assert code == 0, report
+        assert report["pruned"] == []
+        info = engine.image_info(unused_base["image_id"])
+        assert info is not None and mine in info.tags and unused_base["reference"] in info.tags
+        listing = cudaenv("images", "--base", unused_base["reference"], env=env)
+        assert f"also tagged {mine}: yours, so `cudaenv images --prune` keeps it" in listing.stdout
+    finally:
+        engine.remove_image(mine)
+
+
 def test_images_prune_removes_the_unused_base_and_nothing_else(engine, shared, unused_base, env):
     code, report = images_json(env, "--prune", "--base", unused_base["reference"], "--base",
                                shared["base"]["reference"])

@@ -138,3 +138,13 @@ def test_a_record_others_can_write_is_ignored(project_dir):
     os.chmod(path, 0o600)
     os.chmod(directory, 0o777)
     assert image_key.recall(project, "k1") is None
+
+
+def test_a_file_the_requirements_include_changes_the_key(project_dir):
+    """`run` must not run the old image after an included file changed."""
+    requirements = project_dir / "requirements.txt"
+    append(requirements, "-r extra.txt\n")
+    (project_dir / "extra.txt").write_text("six==1.16.0\n")
+    before = key(project_dir)
+    (project_dir / "extra.txt").write_text("six==1.17.0\n")
+    assert key(project_dir) != before

@@ -161,3 +161,17 @@ def test_an_untagged_image_with_base_labels_that_no_project_names_is_no_base():
     assert account([old_base, ALPHA]).stacks == ()
     user_named = replace(USER_IMAGE, labels={**USER_IMAGE.labels, "io.cudaenv.base-id": old_base.id})
     assert account([old_base, user_named]).stacks == ()  # only a project image cudaenv built records a base
+
+
+def test_prune_keeps_a_base_the_user_tagged_and_every_one_of_its_names():
+    """`docker tag cudaenv-base:… mine:keep` makes the image the user's too: --prune removes no name."""
+    engine = RecordingEngine()
+    kept = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other", "mine:keep"), digest="o" * 32)
+    assert prune(engine, account([BASE, kept, ALPHA])) == [] and engine.removed == []
+
+
+def test_a_registry_prefixed_base_name_is_cudaenvs_own():
+    from cudaenv.images.accounting import is_own_name
+
+    assert is_own_name("cudaenv-base:hash-0123") and is_own_name("registry.example:5000/team/cudaenv-base:stack")
+    assert not is_own_name("mine:keep") and not is_own_name("cudaenv-base-mine:x") and not is_own_name("x/my-cudaenv-base:y")

@@ -142,3 +142,46 @@ def test_timestamps_are_checked_the_same_on_python_3_10(tmp_path, monkeypatch, v
     Python 3.10 runtime accepts what uv accepts, as 3.11 does."""
     monkeypatch.setattr(datetime, "datetime", _Python310DateTime)
     assert parsed(tmp_path, {"exclude_newer": value}).exclude_newer == value
+
+
+def test_the_matrix_as_of_a_date_leaves_out_the_releases_published_after_it():
+    from cudaenv.matrix import load_matrix
+
+    matrix = load_matrix(overlays=[])
+    newest = max(r.released for r in matrix.torch)
+    before = matrix.released_by("2025-06-01")
+    assert before.torch and all(r.released < "2025-06-01" for r in before.torch if r.released)
+    assert before.revision == matrix.revision  # a lock made under a cutoff stays current
+    assert matrix.released_by(newest) is not matrix  # a bare date: that day's uploads come after its midnight
+    assert matrix.released_by(f"{newest}T23:59:59Z") is matrix
+    assert matrix.released_by(None) is matrix and before is matrix.released_by("2025-06-01")
+
+
+def test_a_cutoff_keeps_the_resolver_from_choosing_a_release_the_lock_cannot_install(tmp_path):
+    from packaging.version import Version
+
+    from cudaenv.hosts.target import project_target
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project.config import load_project, resolve_project
+
+    (tmp_path / "cudaenv.toml").write_text('[project]\nname = "p"\n\n[frameworks]\ntorch = ">=2.4"\n\n'
+                                           '[target]\ndriver = "580.65.06"\n\n[lock]\nexclude_newer = "2025-06-01"\n')
+    matrix = load_matrix(overlays=[])
+    project = load_project(tmp_path)
+    stack = resolve_project(matrix, project, project_target(matrix, project).host).stack
+    torch = dict(stack.frameworks)["torch"]
+    assert Version(torch) < Version("2.8") and next(r for r in matrix.torch if r.version == torch).released < "2025-06-01"
+
+
+def test_a_pin_published_after_the_cutoff_says_so(tmp_path):
+    from cudaenv.hosts.target import project_target
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project.config import load_project, resolve_project
+
+    (tmp_path / "cudaenv.toml").write_text('[project]\nname = "p"\n\n[frameworks]\ntorch = "==2.9.0"\n\n'
+                                           '[target]\ndriver = "580.65.06"\n\n[lock]\nexclude_newer = "2025-06-01"\n')
+    matrix = load_matrix(overlays=[])
+    project = load_project(tmp_path)
+    with pytest.raises(ConfigError, match=r"frameworks.torch: the pinned release was published after the index "
+                                          r"cutoff 2025-06-01"):
+        resolve_project(matrix, project, project_target(matrix, project).host)

@@ -168,3 +168,29 @@ def test_a_changed_stack_names_the_fields_that_differ(tmp_path, matrix):
     moved = {k: v for k, v in other.as_dict().items() if v is not None}
     assert staleness(replace(lock, stack=moved), p, stack, matrix.revision, moved) == []
     assert staleness(replace(lock, stack=moved), p, stack, matrix.revision) != []
+
+
+@pytest.mark.parametrize("include", ["-r base.txt", "-c pins.txt", "--find-links wheels"],
+                         ids=["requirement", "constraint", "find-links-folder"])
+def test_editing_what_a_requirements_file_includes_makes_the_lock_stale(matrix, tmp_path, include):
+    """uv reads includes, constraints and local wheels: the lock depends on them as on the file."""
+    (tmp_path / "requirements.txt").write_text(f"{include}\nnumpy==2.1.3\n")
+    (tmp_path / "base.txt").write_text("six==1.16.0\n")
+    (tmp_path / "pins.txt").write_text("six<2\n")
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / "a-1.0-py3-none-any.whl").write_bytes(b"one")
+    p = project(tmp_path)
+    lock, stack = locked(matrix, p)
+    assert staleness(lock, p, stack, matrix.revision) == []
+    changed = {"-r base.txt": "base.txt", "-c pins.txt": "pins.txt", "--find-links wheels": "wheels"}[include]
+    if changed == "wheels":
+        (tmp_path / "wheels" / "a-1.0-py3-none-any.whl").write_bytes(b"two")
+    else:
+        (tmp_path / changed).write_text("six==1.17.0\n")
+    assert staleness(lock, p, stack, matrix.revision) == [f"{changed} changed since the lock was written"]
+
+
+def test_an_included_file_does_not_change_the_hash_of_a_project_without_includes(tmp_path):
+    """Locks written before includes were inputs stay current: only an include adds to the hash."""
+    p = project(tmp_path)
+    assert [k for k, _ in input_digests(p)] == ["config", "file:requirements.txt"]

@@ -74,9 +74,20 @@ def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path)
                     project)
     proc = run_cli("init", project, "--no-lock", "--driver", "550.54.15", "--gpu", "A100", env=isolated_env(),
                    timeout=120)
+    assert proc.returncode == 2  # its pip list's `-e git+…` line is refused first, with the spelling uv can lock
+    assert proc.stderr.strip().splitlines() == [
+        "cudaenv: error: environment.yaml:34: -e 'git+https://github.com/openai/CLIP.git@main#egg=clip': an editable "
+        "install from a repository or URL cannot be locked; write clip @ 'git+https://github.com/openai/CLIP.git@main' "
+        "(a pinned reference uv can lock)"]
+    import re
+
+    text = re.sub(r"-e (git\+\S+?)#egg=(\S+)", r"\2 @ \1", (project / "environment.yaml").read_text())  # the fix
+    (project / "environment.yaml").write_text(text)
+    proc = run_cli("init", project, "--no-lock", "--driver", "550.54.15", "--gpu", "A100", env=isolated_env(),
+                   timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"cudaenv: error: environment.yaml: torch 1.11.0 matches no release in the matrix; the matrix records every "
+        f"cudaenv: error: environment.yaml:9: torch 1.11.0 matches no release in the matrix; the matrix records every "
         f"torch release from {floor('torch')} on, and none older (pin torch>={floor('torch')}, or add the older "
         f"release's row in a matrix overlay) (see `cudaenv matrix list torch`)"]
     assert not (project / "cudaenv.toml").exists()

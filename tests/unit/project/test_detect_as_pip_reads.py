@@ -1,0 +1,125 @@
+"""`cudaenv init` sees the project that pip, conda and the build tools install: issue 33's shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaenv.errors import UserError
+from cudaenv.project.config import load_project
+from cudaenv.project.detect import detect_project
+from cudaenv.project.pyproject import poetry_specifier
+
+
+def test_a_hash_pinned_torch_is_its_pin_not_a_guess(tmp_path):
+    (tmp_path / "requirements.txt").write_text(
+        "torch==2.4.1 \\\n    --hash=sha256:aaaa \\\n    --hash=sha256:bbbb\nnumpy==1.26.4 \\\n    --hash=sha256:cc\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.4.1"}
+
+
+def test_a_windows_file_keeps_its_first_line(tmp_path):
+    (tmp_path / "requirements.txt").write_bytes(b"\xef\xbb\xbftorch==2.4.1\r\ntransformers\r\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.4.1"}
+
+
+def test_markers_are_read_for_the_projects_python_not_cudaenvs(tmp_path):
+    (tmp_path / ".python-version").write_text("3.12\n")
+    (tmp_path / "requirements.txt").write_text(
+        'torch==2.1.2; python_version < "3.12"\ntorch==2.5.1; python_version >= "3.12"\n')
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.5.1"}
+    (tmp_path / ".python-version").write_text("3.10\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.1.2"}
+
+
+def test_without_a_python_the_newest_reading_wins_and_narrows_the_python(tmp_path):
+    (tmp_path / "requirements.txt").write_text(
+        'torch==2.1.2; python_version < "3.12"\ntorch==2.5.1; python_version >= "3.12"\n')
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": "==2.5.1"}
+    assert found.python == ">=3.12"  # so the lock's Python reads the file the same way
+
+
+def test_an_included_file_is_read_from_a_nested_folder(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements.txt").write_text("-r requirements/base.txt\n")
+    (tmp_path / "requirements" / "base.txt").write_text("-c constraints.txt\ntensorflow==2.15.1\n")
+    (tmp_path / "requirements" / "constraints.txt").write_text("torch==2.4.1\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"tensorflow": "==2.15.1"}  # a constraint installs nothing
+
+
+def test_poetry_dependencies_and_python_are_the_projects(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "x"\n\n[tool.poetry.dependencies]\npython = ">=3.8,<3.12"\n'
+        'tensorflow = "2.12.1"\nnumpy = "^1.23"\n\n[tool.poetry.group.dev.dependencies]\npytest = "^7"\n')
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"tensorflow": "==2.12.1"}
+    assert found.python == ">=3.8,<3.12"
+    assert "numpy<2.0,>=1.23" in found.other_requirements  # ^1.23 is >=1.23,<2.0
+
+
+@pytest.mark.parametrize("poetry, pep440", [
+    ("^1.2.3", ">=1.2.3,<2.0.0"), ("^0.2.3", ">=0.2.3,<0.3.0"), ("^0.0.3", ">=0.0.3,<0.0.4"), ("^1.2", ">=1.2,<2.0"),
+    ("^1", ">=1,<2"), ("^0", ">=0,<1"), ("^0.0", ">=0.0,<0.1"), ("~1.2.3", ">=1.2.3,<1.3.0"), ("~1.2", ">=1.2,<1.3"),
+    ("~1", ">=1,<2"), ("1.2.3", "==1.2.3"), ("*", ""), (">=1.2,<1.5", ">=1.2,<1.5"), (">=1.2 <1.5", ">=1.2,<1.5"),
+    ("~=1.4", "~=1.4"), ("==2.1.*", "==2.1.*"),
+], ids=lambda value: value.replace("*", "star").replace(" ", "_") or "empty")
+def test_poetrys_version_grammar_becomes_pep_440(poetry, pep440):
+    assert poetry_specifier(poetry, "pyproject.toml") == pep440
+
+
+@pytest.mark.parametrize("bad", ["^1.x", "1.0 || 2.0", "nonsense!"], ids=["caret-word", "union", "word"])
+def test_a_poetry_constraint_without_pep_440_spelling_is_bad_input(bad):
+    with pytest.raises(UserError, match="pyproject.toml: "):
+        poetry_specifier(bad, "pyproject.toml")
+
+
+def test_the_dev_dependency_group_is_read_with_its_includes(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "1"\ndependencies = ["numpy"]\n\n'
+        '[dependency-groups]\ntrain = ["jax==0.4.30"]\ndev = [{include-group = "train"}, "pytest"]\n')
+    assert detect_project(tmp_path).frameworks == {"jax": "==0.4.30"}
+
+
+def test_an_environment_files_pip_list_resolves_against_its_own_folder(tmp_path):
+    (tmp_path / "reqs").mkdir()
+    (tmp_path / "reqs" / "base.txt").write_text("torch==2.4.1\n")
+    (tmp_path / "environment.yml").write_text("name: x\ndependencies:\n  - python=3.11\n  - pip:\n"
+                                              "    - -r reqs/base.txt\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": "==2.4.1"} and found.conda_file == "environment.yml"
+
+
+def test_an_environment_files_bad_pip_line_names_its_line(tmp_path):
+    (tmp_path / "environment.yml").write_text("name: x\ndependencies:\n  - pip:\n    - numpy\n    - not valid!\n")
+    with pytest.raises(UserError, match=r"^environment.yml:5: 'not valid!'"):
+        detect_project(tmp_path)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("dependencies: 5\n", "environment.yml:1: dependencies: expected a list"),
+    ("- a\n- b\n", "environment.yml:1: expected a mapping"),
+    ("dependencies:\n  - {conda: x}\n", "environment.yml:2: dependencies: expected a package spec"),
+    ("dependencies:\n  - pip: 7\n", "environment.yml:2: dependencies: the pip entry must be a list"),
+], ids=["scalar", "list", "mapping-item", "pip-scalar"])
+def test_an_environment_file_of_the_wrong_shape_is_one_line(tmp_path, text, where):
+    (tmp_path / "environment.yml").write_text(text)
+    with pytest.raises(UserError) as caught:
+        detect_project(tmp_path)
+    assert str(caught.value).startswith(where) and "\n" not in str(caught.value)
+
+
+def test_pytorch_cuda_is_the_cuda_the_project_asks_for(tmp_path):
+    (tmp_path / "environment.yml").write_text(
+        "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n")
+    found = detect_project(tmp_path)
+    assert found.cuda == "11.8" and found.frameworks == {"torch": "==2.1.0"}
+
+
+def test_conda_jax_and_jaxlib_are_two_packages(tmp_path):
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - jax=0.3.16\n  - jaxlib=0.3.15=*cuda*\n")
+    assert detect_project(tmp_path).frameworks == {"jax": "==0.3.16"}
+
+
+def test_a_config_file_with_a_bom_and_crlf_reads(tmp_path):
+    (tmp_path / "cudaenv.toml").write_bytes(b'\xef\xbb\xbf[project]\r\nname = "bom"\r\n')
+    assert load_project(tmp_path).name == "bom"
