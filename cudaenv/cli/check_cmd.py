@@ -73,7 +73,15 @@ def _stack_source(matrix, directory, image, options, hosts=None):
 
     project = load_project(directory or ".")
     lock = read_lock(project.lock_path)
+    stale = []
     if lock is not None:
+        from cudaenv.project.lock import current_lock
+
+        _, stale = current_lock(project, matrix)
+    if stale:  # judge what `cudaenv build` would build (it relocks first), and say so
+        click.echo(f"cudaenv: warning: {project.lock_path.name} is stale ({'; '.join(stale)}): judging the stack "
+                   "`cudaenv build` would lock; run `cudaenv lock` to update it", err=True)
+    if lock is not None and not stale:
         from cudaenv.errors import CudaenvError
         from cudaenv.project.pins import clash_message, pin_clashes
 
@@ -92,7 +100,8 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     if not result.ok:
         reasons = "; ".join(result.reasons)
         raise NoStackForConfiguration(f"{project.config_path}: the configuration admits no stack: {reasons}")
-    return result.stack, f"{project.config_path} (no lock yet)", str(project.config_path)
+    why = f"{project.lock_path.name} is stale: judging what `cudaenv build` would lock" if stale else "no lock yet"
+    return result.stack, f"{project.config_path} ({why})", str(project.config_path)
 
 
 def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=None):

@@ -233,6 +233,20 @@ def check_exclude_newer(value, where: str) -> str | None:
                       f"2026-11-20T00:00:00Z, got {shown(value)}")
 
 
+def exclude_newer_from_env() -> str | None:
+    """CUDAENV_EXCLUDE_NEWER, checked like [lock] exclude_newer: one date for every lock a CI run
+    makes (the real-projects corpus), before a project's configuration exists."""
+    import os
+
+    return check_exclude_newer(os.environ.get("CUDAENV_EXCLUDE_NEWER") or None, "CUDAENV_EXCLUDE_NEWER")
+
+
+def exclude_newer_for(project: Project) -> str | None:
+    """CUDAENV_EXCLUDE_NEWER (a CI run pinning the index state for every project), else the
+    project's [lock] exclude_newer, else None (the index as it is now)."""
+    return exclude_newer_from_env() or project.exclude_newer
+
+
 def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -> Project:
     reader = _Reader(where, data)
     for key in data:
@@ -439,8 +453,6 @@ def resolve_project(matrix, project: Project, host, constraints=None, *, from_fl
     against that file and key (exit 2), not as if it had been typed on the command line.
     ``from_flags`` names frameworks that command-line flags set (their errors stay as they are)."""
     from cudaenv.resolver.resolve import UnknownVersion, resolve
-
-    from cudaenv.project.lock import exclude_newer_for
 
     whole, cutoff = matrix, exclude_newer_for(project)
     matrix = matrix.released_by(cutoff)

@@ -55,8 +55,9 @@ def _cuda_from_tag(digits: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def _take(detected: Detected, requirement: Requirement, where: str) -> None:
-    """``where`` is "requirements.txt:3"; the notes name the file, messages the line."""
+def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: frozenset[str] = frozenset()) -> None:
+    """``where`` is "requirements.txt:3"; the notes name the file, messages the line. ``on_cpu``:
+    frameworks the file's index options ask for on the CPU (PyTorch's /whl/cpu index)."""
     name = requirement.name.lower()
     detected.named.setdefault(_canonical(name), []).append(where)
     carried = carried_framework(name, requirement.extras)
@@ -67,6 +68,11 @@ def _take(detected: Detected, requirement: Requirement, where: str) -> None:
         detected.cpu_only.add(CPU_ONLY.get(_canonical(name), "jax"))
         detected.other_requirements.append(str(requirement))
         detected.found.append(f"{requirement} ({origin}: on the CPU)")
+        return
+    if FRAMEWORK_NAMES.get(name) in on_cpu:
+        detected.cpu_only.add("torch" if FRAMEWORK_NAMES[name] in ("torch", "torchvision", "torchaudio") else name)
+        detected.other_requirements.append(str(requirement))
+        detected.found.append(f"{requirement} ({origin}: on the CPU, from its index)")
         return
     mxnet = MXNET_CUDA.match(name)
     if mxnet:
@@ -108,10 +114,13 @@ def _from_requirements(root: Path, detected: Detected) -> None:
     detected.requirement_files += files
     if not files:
         return
+    from cudaenv.project.intent import cpu_frameworks
+
     read = read_requirement_files(root, files)
     python = _marker_python(detected, read)
+    on_cpu = cpu_frameworks((read.index_url, *read.extra_index_urls, *read.find_links))
     for line in read.requirements(python):
-        _take(detected, line.requirement, line.where)
+        _take(detected, line.requirement, line.where, on_cpu)
 
 
 def _marker_python(detected: Detected, read) -> str | None:
@@ -281,9 +290,12 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
                 _take(detected, Requirement(f"{pip_name}{spec}"), where)
             except InvalidRequirement:
                 continue
+    from cudaenv.project.intent import cpu_frameworks
+
     python = _marker_python(detected, pip)
+    on_cpu = cpu_frameworks((pip.index_url, *pip.extra_index_urls, *pip.find_links))
     for line in pip.requirements(python):
-        _take(detected, line.requirement, line.where)
+        _take(detected, line.requirement, line.where, on_cpu)
 
 
 def _through_carriers(detected: Detected) -> None:

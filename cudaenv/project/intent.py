@@ -28,6 +28,17 @@ CARRIERS = {
 CARRYING_EXTRAS = {"torch": "torch", "tf": "tensorflow", "tensorflow": "tensorflow", "jax": "jax", "flax": "jax"}
 # Names that say "this framework, on the CPU": the project keeps the GPU for another one (or none).
 CPU_ONLY = {"tensorflow-cpu": "tensorflow", "tf-nightly-cpu": "tensorflow"}
+# PyTorch's CPU-only wheel index: a requirement file that points pip at it means torch on the CPU
+# (e.g. beside a GPU JAX), not a CUDA torch (https://pytorch.org/get-started/locally/, "CPU").
+TORCH_CPU_INDEX = re.compile(r"^https://download\.pytorch\.org/whl/cpu/?$")
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+
+
+def cpu_frameworks(index_urls) -> frozenset[str]:
+    """The frameworks the project's index options ask for on the CPU."""
+    return frozenset(TORCH_FAMILY) if any(TORCH_CPU_INDEX.match(url or "") for url in index_urls) else frozenset()
+
+
 # Distributions that install the same files (the `tensorflow` package directory): two of them in one
 # environment overwrite each other, whichever installs last wins.
 SAME_FILES = (frozenset({"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tf-nightly",

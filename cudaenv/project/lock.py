@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError, UserError
-from cudaenv.project.config import Project
+from cudaenv.project.config import Project, exclude_newer_for, exclude_newer_from_env  # noqa: F401 - lock's API
 from cudaenv.project.locate import check_index_url
 from cudaenv.project.wheels import manylinux_platform  # noqa: F401 - where lock callers have found it
 from cudaenv.resolver.model import Stack
@@ -322,26 +322,12 @@ def python_index(project: Project, recorded: str = PYPI_SIMPLE) -> str:
     return env_index("CUDAENV_PYTHON_INDEX") or project.build.python_index or recorded
 
 
-def exclude_newer_from_env() -> str | None:
-    """CUDAENV_EXCLUDE_NEWER, checked like [lock] exclude_newer: one date for every lock a CI run
-    makes (the real-projects corpus), before a project's configuration exists."""
-    from cudaenv.project.config import check_exclude_newer
-
-    return check_exclude_newer(os.environ.get("CUDAENV_EXCLUDE_NEWER") or None, "CUDAENV_EXCLUDE_NEWER")
-
-
 def check_environment() -> None:
     """The CUDAENV_* overrides a lock reads, checked before anything is said or run: a bad one is
     the one line of bad input, not an error after a progress line."""
     exclude_newer_from_env()
     env_index("CUDAENV_PYTHON_INDEX")
     env_index("CUDAENV_FRAMEWORK_INDEX")
-
-
-def exclude_newer_for(project: Project) -> str | None:
-    """CUDAENV_EXCLUDE_NEWER (a CI run pinning the index state for every project), else the
-    project's [lock] exclude_newer, else None (the index as it is now)."""
-    return exclude_newer_from_env() or project.exclude_newer
 
 
 def uv_binary() -> str:

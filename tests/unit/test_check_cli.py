@@ -373,15 +373,27 @@ def test_directory_without_a_lock_is_checked_from_its_configuration(tmp_path, en
     assert result["stack"]["cuda"] == "12.4"
 
 
-def test_directory_with_a_lock_is_checked_from_the_lock_not_the_configuration(tmp_path, env):
+def test_directory_with_a_current_lock_is_checked_from_the_lock(tmp_path, env):
+    project = plain_project(tmp_path, "12.4")
+    lock(project, env)
+    proc = cudaenv("check", project, "--driver", "550.54.15", "--json", env=env)
+    (result,) = one_json_object(proc)["results"]
+
+    assert result["source"] == str(project / "cudaenv.lock")
+    assert result["stack"]["cuda"] == "12.4" and proc.stderr == ""
+
+
+def test_a_stale_lock_is_not_judged_what_build_would_build_is_and_it_says_so(tmp_path, env):
+    """`build` relocks a stale lock first: a ✓ for the old lock's stack would answer another question."""
     project = plain_project(tmp_path, "12.4")
     lock(project, env)
     plain_project(tmp_path, "12.6")  # the configuration moves on; the lock still says 12.4
     proc = cudaenv("check", project, "--driver", "550.54.15", "--json", env=env)
     (result,) = one_json_object(proc)["results"]
 
-    assert result["source"] == str(project / "cudaenv.lock")
-    assert result["stack"]["cuda"] == "12.4"
+    assert result["stack"]["cuda"] == "12.6"
+    assert result["source"] == f"{project / 'cudaenv.toml'} (cudaenv.lock is stale: judging what `cudaenv build` would lock)"
+    assert proc.stderr.startswith("cudaenv: warning: cudaenv.lock is stale (the configuration in cudaenv.toml changed")
 
 
 def test_unlocked_directory_is_checked_with_the_stack_its_lock_will_pin(tmp_path, env):

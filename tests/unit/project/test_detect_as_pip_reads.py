@@ -123,3 +123,20 @@ def test_conda_jax_and_jaxlib_are_two_packages(tmp_path):
 def test_a_config_file_with_a_bom_and_crlf_reads(tmp_path):
     (tmp_path / "cudaenv.toml").write_bytes(b'\xef\xbb\xbf[project]\r\nname = "bom"\r\n')
     assert load_project(tmp_path).name == "bom"
+
+
+def test_pytorchs_cpu_index_beside_torch_means_torch_on_the_cpu(tmp_path):
+    """flax on the GPU, torch only for data loading: the file points pip at PyTorch's CPU index."""
+    (tmp_path / "requirements.txt").write_text("--extra-index-url https://download.pytorch.org/whl/cpu\n"
+                                               "torch==2.4.1\ntorchvision==0.19.1\njax[cuda12]==0.4.30\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"jax": "==0.4.30"} and found.cuda == "12.*"
+    assert found.cpu_only == {"torch"}
+    assert {"torch==2.4.1", "torchvision==0.19.1"} <= set(found.other_requirements)
+
+
+def test_a_cuda_index_beside_torch_keeps_torch_on_the_gpu(tmp_path):
+    (tmp_path / "requirements.txt").write_text("--extra-index-url https://download.pytorch.org/whl/cu121\n"
+                                               "torch==2.4.1\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": "==2.4.1"} and found.cpu_only == set()
