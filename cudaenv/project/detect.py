@@ -58,7 +58,7 @@ def _cuda_from_tag(digits: str) -> str:
 def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: frozenset[str] = frozenset()) -> None:
     """``where`` is "requirements.txt:3"; the notes name the file, messages the line. ``on_cpu``:
     frameworks the file's index options ask for on the CPU (PyTorch's /whl/cpu index)."""
-    name = requirement.name.lower()
+    name = _canonical(requirement.name)  # tensorflow_gpu and Tensorflow.GPU are tensorflow-gpu
     detected.named.setdefault(_canonical(name), []).append(where)
     carried = carried_framework(name, requirement.extras)
     if carried:
@@ -230,6 +230,8 @@ def _environment_dependencies(path: Path) -> list:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if root is None:

@@ -113,6 +113,8 @@ def read_config_file(path: Path) -> tuple[dict, str]:
             data = tomllib.loads(handle.read().decode("utf-8").removeprefix("\ufeff"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past the stack
+        raise ConfigError(f"{path}: invalid TOML: {str(exc)[:120] or 'nested too deeply'}") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if path.name == "pyproject.toml":

@@ -42,13 +42,15 @@ def read_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past the stack
+        raise ConfigError(f"{path}: invalid TOML: {str(exc)[:120] or 'nested too deeply'}") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
 def poetry_specifier(text: str, where: str) -> str:
     """Poetry's constraint (``^1.2``, ``~1.2.3``, ``1.2.3``, ``>=1,<2``, ``*``) as a PEP 440 specifier."""
-    text = text.strip()
+    text = re.sub(r"(\^|~=?|==|!=|>=|<=|>|<|=)\s+", r"\1", text.strip())  # Poetry allows ">= 2.1"
     if text in ("", "*"):
         return ""
     if "||" in text:
@@ -79,8 +81,19 @@ def poetry_specifier(text: str, where: str) -> str:
     return ",".join(out)
 
 
-def _number(lines: list[str], needle: str, after: int = 0) -> int | None:
-    return next((n for n, text in enumerate(lines, 1) if n > after and needle in text), None)
+def _number(lines: list[str], pattern: str, after: int = 0) -> int | None:
+    """The first line after line ``after`` that ``pattern`` (a regular expression) finds."""
+    found = re.compile(pattern)
+    return next((n for n, text in enumerate(lines, 1) if n > after and found.search(text)), None)
+
+
+def _quoted(item: str) -> str:
+    """A pattern for ``item`` as a TOML string, in either quotes."""
+    return f"""(["']){re.escape(item)}\\1"""
+
+
+def _header(name: str) -> str:
+    return rf"^\s*\[\s*{re.escape(name)}\s*\]"
 
 
 def _pep508(item, where: str) -> Requirement | None:
@@ -121,8 +134,9 @@ def _poetry_entry(name: str, value, where: str) -> Requirement | None:
         markers.append(f"({table['markers']})")
     if isinstance(table.get("python"), str):
         python = poetry_specifier(table["python"], f"{where}: {name}.python")
-        markers += [f'python_version {m.group(1)} "{m.group(2)}"'
-                    for m in re.finditer(r"(==|!=|>=|<=|>|<)([0-9.*]+)", python)]
+        # Poetry's own spelling: python_version for X.Y, python_full_version for X.Y.Z
+        markers += [f'{"python_full_version" if m.group(2).count(".") >= 2 else "python_version"} '
+                    f'{m.group(1)} "{m.group(2)}"' for m in re.finditer(r"(==|!=|>=|<=|>|<)([0-9.*]+)", python)]
     text = f"{name}{'[' + ','.join(extras) + ']' if extras else ''}{poetry_specifier(version, f'{where}: {name}')}"
     if markers:
         text += "; " + " and ".join(markers)
@@ -141,10 +155,10 @@ def read_pyproject(path: Path, label: str = "pyproject.toml") -> tuple[list[Line
         lines = []
     found: list[Line] = []
 
-    def add(requirement: Requirement | None, needle: str, after: int = 0) -> None:
+    def add(requirement: Requirement | None, pattern: str, after: int = 0) -> None:
         if requirement is None:
             return
-        number = _number(lines, needle, after)
+        number = _number(lines, pattern, after)
         found.append(Line(where=f"{label}:{number}" if number else label, text=str(requirement),
                           requirement=requirement))
 
@@ -154,8 +168,9 @@ def read_pyproject(path: Path, label: str = "pyproject.toml") -> tuple[list[Line
     dependencies = project.get("dependencies", []) or []
     if not isinstance(dependencies, list):
         raise ConfigError(f"{path}: project.dependencies: expected a list of requirement strings")
+    start = _number(lines, _header("project")) or 0
     for item in dependencies:
-        add(_pep508(item, f"{path}: project.dependencies"), f'"{item}"' if '"' not in str(item) else str(item))
+        add(_pep508(item, f"{path}: project.dependencies"), _quoted(str(item)), start)
     python = project.get("requires-python")
     if python is not None and not isinstance(python, str):
         raise ConfigError(f"{path}: project.requires-python: expected a string like '>=3.10', got {python!r}")
@@ -163,13 +178,14 @@ def read_pyproject(path: Path, label: str = "pyproject.toml") -> tuple[list[Line
     groups = data.get("dependency-groups", {})
     if not isinstance(groups, dict):
         raise ConfigError(f"{path}: dependency-groups: expected a table of lists")
-    for item in _group(groups, "dev", path, set()):
-        add(_pep508(item, f"{path}: dependency-groups.dev"), str(item))
+    start = _number(lines, _header("dependency-groups")) or 0
+    for item in _group(groups, "dev", path):
+        add(_pep508(item, f"{path}: dependency-groups.dev"), _quoted(str(item)), start)
 
     tool = data.get("tool", {})
     poetry = tool.get("poetry", {}) if isinstance(tool, dict) else {}
     if isinstance(poetry, dict) and poetry:
-        start = _number(lines, "[tool.poetry") or 0
+        start = _number(lines, r"^\s*\[\s*tool\.poetry") or 0
         tables = [("dependencies", poetry.get("dependencies", {}))]
         group_tables = poetry.get("group", {})
         if isinstance(group_tables, dict):
@@ -179,29 +195,35 @@ def read_pyproject(path: Path, label: str = "pyproject.toml") -> tuple[list[Line
         for key, table in tables:
             if not isinstance(table, dict):
                 raise ConfigError(f"{path}: tool.poetry.{key}: expected a table of name = version")
-            after = _number(lines, f"[tool.poetry.{key}]") or start
+            after = _number(lines, _header(f"tool.poetry.{key}")) or start
             for name, value in table.items():
                 if name.lower() == "python":
                     if not isinstance(value, str):
                         raise ConfigError(f"{path}: tool.poetry.{key}.python: expected a string like '>=3.9,<3.12'")
                     python = python or poetry_specifier(value, f"{path}: tool.poetry.{key}.python") or None
                     continue
-                add(_poetry_entry(name, value, f"{path}: tool.poetry.{key}"), name, after)
+                add(_poetry_entry(name, value, f"{path}: tool.poetry.{key}"),
+                    rf"^\s*(?:{re.escape(name)}|{_quoted(name)})\s*=", after)
     return found, python
 
 
-def _group(groups: dict, name: str, path: Path, seen: set[str]) -> list:
-    """A PEP 735 group's requirement strings, ``{include-group = "…"}`` followed (once each)."""
-    if name in seen or name not in groups:
-        return []
-    seen.add(name)
-    items = groups[name]
-    if not isinstance(items, list):
-        raise ConfigError(f"{path}: dependency-groups.{name}: expected a list")
-    out = []
-    for item in items:
-        if isinstance(item, dict) and isinstance(item.get("include-group"), str):
-            out += _group(groups, item["include-group"], path, seen)
-        else:
-            out.append(item)
+def _group(groups: dict, name: str, path: Path) -> list:
+    """A PEP 735 group's requirement strings, ``{include-group = "…"}`` followed (each group once,
+    without recursion: a chain of thousands of groups is no stack overflow)."""
+    out, seen, pending = [], set(), [name]
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in groups:
+            continue
+        seen.add(current)
+        items = groups[current]
+        if not isinstance(items, list):
+            raise ConfigError(f"{path}: dependency-groups.{current}: expected a list")
+        includes = []
+        for item in items:
+            if isinstance(item, dict) and isinstance(item.get("include-group"), str):
+                includes.append(item["include-group"])
+            else:
+                out.append(item)
+        pending += reversed(includes)
     return out

@@ -34,6 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaenv.project.locate import ConfigError
 
+WHITESPACE_RUN = re.compile(r"[ \t]{64,}")
 MAX_DEPTH = 16  # -r chains deeper than this are a loop in disguise or a generated maze
 LINUX_X86_64 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
                 "os_name": "posix", "implementation_name": "cpython", "platform_python_implementation": "CPython"}
@@ -64,24 +65,29 @@ class Line:
     text: str  # the requirement without its options (no --hash)
     requirement: Requirement | None  # a named requirement; None for the project's own code
     constraint: bool = False  # from a -c file: limits versions, installs nothing
-    local: str | None = None  # "." or "./pkg": the project's own code, relative to the project root
+    local: str | None = None  # "." or "pkg[dev]": the project's own code, relative to the project root
     editable: bool = False
+    marker: Marker | None = None  # a local path's marker (a named requirement carries its own)
 
     def applies(self, python: str | None = None) -> bool:
         """Whether the marker holds on the image's platform (Linux x86_64, CPython) for ``python``
         ("3.12"), or for any Python when None (the marker's other clauses still count)."""
-        if self.requirement is None or self.requirement.marker is None:
+        marker = self.requirement.marker if self.requirement is not None else self.marker
+        if marker is None:
             return True
         if python is None:
-            return any(marker_holds(self.requirement.marker, p) for p in CANDIDATE_PYTHONS)
-        return marker_holds(self.requirement.marker, python)
+            return any(marker_holds(marker, p) for p in CANDIDATE_PYTHONS)
+        return marker_holds(marker, python)
 
 
 CANDIDATE_PYTHONS = tuple(f"3.{minor}" for minor in range(20, 5, -1))  # newest first
 
 
 def marker_holds(marker: Marker, python: str) -> bool:
-    env = dict(LINUX_X86_64, python_version=python, python_full_version=f"{python}.0")
+    """The marker on the image's platform for CPython ``python``: X.Y.0, as uv's --python-version
+    reads it (so init and the lock agree); nothing is taken from the machine cudaenv runs on."""
+    env = dict(LINUX_X86_64, python_version=python, python_full_version=f"{python}.0",
+               implementation_version=f"{python}.0", platform_release="", platform_version="")
     try:
         return marker.evaluate(env)
     except Exception:  # noqa: BLE001 - an undefined comparison is no match, as in pip
@@ -100,14 +106,14 @@ class RequirementFiles:
     local_inputs: tuple[str, ...] = ()  # local find-links folders and wheels: inputs of the lock
 
     def requirements(self, python: str | None = None) -> list[Line]:
-        """The named requirements that apply for ``python`` (constraints excluded)."""
+        """The named requirements that apply for ``python`` (constraints and own code excluded)."""
         return [line for line in self.lines if line.requirement is not None and not line.constraint
                 and line.applies(python)]
 
     @property
     def own_code(self) -> tuple[str, ...]:
         """The project's own packages ("." or "./pkg"), in the order written, each once."""
-        return tuple(dict.fromkeys(line.local for line in self.lines if line.local is not None))
+        return tuple(dict.fromkeys(line.local for line in self.lines if line.local is not None and line.applies()))
 
     def pythons_markers_split(self) -> bool:
         """Whether the requirements that apply differ from one Python to another."""
@@ -121,8 +127,10 @@ def decode(data: bytes, label: str) -> str:
     from pip_requirements_parser import auto_decode
 
     try:
-        return auto_decode(data)
-    except (UnicodeDecodeError, LookupError) as exc:
+        # runs of blanks collapse to one (pip splits on them alike): pip's comment pattern takes
+        # quadratic time on a long run, which a hostile file would turn into a hang
+        return WHITESPACE_RUN.sub(" ", auto_decode(data))
+    except (UnicodeError, LookupError) as exc:
         raise RequirementFileError(f"{label}: not UTF-8 text ({getattr(exc, 'reason', exc)}); "
                                    "save it as UTF-8") from exc
 
@@ -156,13 +164,16 @@ class _Walk:
         self.extra_index_urls: list[str] = []
         self.index_url: str | None = None
         self.local_inputs: list[str] = []
-        self._seen: set[str] = set()
+        self._seen: set[tuple[str, bool]] = set()
 
     def relative(self, path: Path) -> str:
         return Path(os.path.relpath(os.path.realpath(path), self.real_root)).as_posix()
 
     def inside(self, path: Path) -> bool:
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except (ValueError, OSError):  # a NUL byte, a name the system refuses: no file of the project
+            return False
         return real == str(self.real_root) or real.startswith(str(self.real_root) + os.sep)
 
     def file(self, path: Path, *, constraint: bool, depth: int, by: str | None) -> None:
@@ -172,15 +183,18 @@ class _Walk:
             raise RequirementFileError(f"{by or path}: {path} is outside the project directory {self.root}; "
                                        "the image holds only the project's files")
         relative = self.relative(path)
-        if relative in self._seen:
+        if (relative, constraint) in self._seen:
             return  # requirements-dev.txt's "-r requirements.txt" is not read twice (pip reads it twice, same result)
+        what = f"cannot read {relative}" if by else "cannot read"
+        if _exists(path) and not path.is_file():  # a folder, a FIFO (reading one would wait forever)
+            raise RequirementFileError(f"{by or relative}: {what}: not a regular file")
         try:
             data = path.read_bytes()
         except OSError as exc:
-            what = f"cannot read {relative}" if by else "cannot read"
             raise RequirementFileError(f"{by or relative}: {what}: {exc.strerror or exc}") from exc
-        self._seen.add(relative)
-        self.files.append(relative)
+        self._seen.add((relative, constraint))  # read as constraints first, it is still read as requirements
+        if relative not in self.files:
+            self.files.append(relative)
         self.text(decode(data, relative), path, relative, constraint=constraint, depth=depth)
 
     def result(self) -> RequirementFiles:
@@ -206,6 +220,11 @@ class _Walk:
                 requirement_text, options, arguments = parse(line.strip())
             except Exception as exc:  # noqa: BLE001 - optparse's and shlex's errors, as pip reports them
                 message = str(getattr(exc, "msg", exc)).replace("pip_requirements_parser: error: ", "")
+                unknown = re.match(r"no such option: (\S+)", message)
+                if unknown:  # options newer pips added (--config-settings): not repeated in the image either
+                    raise RequirementFileError(f"{where}: {unknown.group(1)} is not supported: cudaenv does not repeat "
+                                               "it in the lock or the image (build settings: [build] "
+                                               "build_from_source)") from exc
                 raise RequirementFileError(f"{where}: {line.strip()[:80]!r} is not a line cudaenv can read as pip does "
                                            f"({message.splitlines()[0][:120]})") from exc
             self.line(requirement_text.strip(), options, arguments, path, where, constraint=constraint, depth=depth)
@@ -256,36 +275,39 @@ class _Walk:
         if URL_SCHEME.match(target) and not target.startswith("file:"):
             self.find_links.append(_index(target, where, what="--find-links"))
             return
-        local = target.removeprefix("file://") if target.startswith("file://") else target.removeprefix("file:")
+        local = _file_path(target)
         # pip: relative to the requirement file when it exists there, else to the working directory
         candidate = path.parent / local
-        resolved = candidate if candidate.exists() else self.root / local
+        resolved = candidate if _exists(candidate) else self.root / local
         if not self.inside(resolved):
             raise RequirementFileError(f"{where}: --find-links {target[:80]!r} is outside the project directory; "
                                        "the image holds only the project's files")
-        if not resolved.exists():
+        if not _exists(resolved):
             raise RequirementFileError(f"{where}: --find-links {target[:80]!r}: no such folder or file")
         relative = self.relative(resolved)
         self.find_links.append(relative)
         self.local_inputs.append(relative)
 
     def requirement(self, text: str, where: str, path: Path, *, constraint: bool, editable: bool) -> None:
-        if _is_local_path(text):
-            written = re.sub(r"^file:(?://)?", "", text)
-            local = (path.parent / written) if (path.parent / written).exists() else (self.root / written)
-            if written.startswith("~") or not self.inside(local):
+        local = self.local_path(text, path, editable=editable)
+        if local is not None:
+            written, extras, marker = local
+            resolved = (path.parent / written) if _exists(path.parent / written) else (self.root / written)
+            if written.startswith("~") or not self.inside(resolved):
                 raise RequirementFileError(f"{where}: {text[:80]!r} is outside the project directory; "
                                            "the image holds only the project's files")
+            if not _exists(resolved):
+                raise RequirementFileError(f"{where}: {text[:80]!r}: no such folder or file in the project")
             if constraint:
                 raise RequirementFileError(f"{where}: {text[:80]!r}: a constraint must name a package")
-            self.lines.append(Line(where=where, text=text, requirement=None, local=self.relative(local),
-                                   editable=editable))
+            if resolved.is_file():
+                self.archive(resolved, text, where, marker)
+                return
+            self.lines.append(Line(where=where, text=text, requirement=None, local=self.relative(resolved) + extras,
+                                   editable=editable, marker=marker))
             return
         if URL_SCHEME.match(text) or re.match(r"^(?:git|hg|svn|bzr)\+", text):
-            # a bare URL: pip and uv take the name from the wheel file or the built metadata
-            if editable:
-                pass  # refused below
-            else:
+            if not editable:  # a bare URL: pip and uv take the name from the wheel file or the built metadata
                 self.lines.append(Line(where=where, text=text, requirement=_wheel_url(text), constraint=constraint))
                 return
         if editable:
@@ -300,6 +322,65 @@ class _Walk:
             raise RequirementFileError(f"{where}: {text[:80]!r} is not a requirement pip can read "
                                        f"({str(exc).splitlines()[0][:120]})") from exc
         self.lines.append(Line(where=where, text=text, requirement=requirement, constraint=constraint))
+
+    def local_path(self, text: str, path: Path, *, editable: bool):
+        """(path as written, "[extras]", marker) when pip reads ``text`` as a path, else None:
+        ``./pkg``, ``.[dev]``, ``./sub ; python_version < "3.12"``, ``file:…``, a wheel file's
+        name, or (after -e) a folder that exists."""
+        if (URL_SCHEME.match(text) and not text.startswith("file:")) or re.match(r"^(?:git|hg|svn|bzr)\+", text):
+            return None
+        body, _, marker_text = text.partition(";")
+        body = body.strip()
+        extras_match = re.search(r"(\[[^\]]*\])$", body)
+        extras = extras_match.group(1) if extras_match else ""
+        written = _file_path(body[: len(body) - len(extras)].strip())
+        folder_by_name = editable and (_exists(path.parent / written) or _exists(self.root / written))
+        archive = re.fullmatch(r"[^\s@]+\.(?:whl|tar\.gz|zip|tar\.bz2|tgz)", written)  # a file name, not "x @ URL"
+        if not (_is_local_path(body) or archive or folder_by_name):
+            return None
+        try:
+            marker = Marker(marker_text) if marker_text.strip() else None
+        except Exception as exc:  # noqa: BLE001 - packaging's InvalidMarker
+            raise RequirementFileError(f"{path.name}: {text[:80]!r}: {exc}") from exc
+        return written, extras.replace(" ", ""), marker
+
+    def archive(self, resolved: Path, text: str, where: str, marker) -> None:
+        """A wheel file in the project: that release of that package, from the wheel's folder (the
+        lock and the image then find the same file there). A source archive would need a build."""
+        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+        try:
+            name, version, _, _ = parse_wheel_filename(resolved.name)
+        except InvalidWheelFilename as exc:
+            raise RequirementFileError(f"{where}: {text[:80]!r}: cudaenv installs wheels; build this archive into a "
+                                       "wheel (python -m build --wheel) and list the wheel") from exc
+        folder = self.relative(resolved.parent)
+        self.find_links.append(folder)
+        self.local_inputs.append(self.relative(resolved))
+        pin = f"{name}=={version}" + (f"; {marker}" if marker is not None else "")
+        self.lines.append(Line(where=where, text=pin, requirement=Requirement(pin)))
+
+
+def _exists(path: Path) -> bool:
+    """``Path.exists`` that says no, rather than raising, for a name no file can have (a NUL byte,
+    a component past the system's limit)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _file_path(text: str) -> str:
+    """The path a ``file:`` URL names (``file:///abs``, ``file://localhost/abs``, ``file:rel``), or
+    ``text`` itself."""
+    import urllib.parse
+
+    if not text.startswith("file:"):
+        return text
+    parts = urllib.parse.urlsplit(text)
+    if parts.netloc not in ("", "localhost"):
+        return "//" + parts.netloc + parts.path  # a host's share: outside the project
+    return urllib.parse.unquote(parts.path)
 
 
 def _wheel_url(url: str) -> Requirement | None:

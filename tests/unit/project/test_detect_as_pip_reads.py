@@ -140,3 +140,46 @@ def test_a_cuda_index_beside_torch_keeps_torch_on_the_gpu(tmp_path):
                                                "torch==2.4.1\n")
     found = detect_project(tmp_path)
     assert found.frameworks == {"torch": "==2.4.1"} and found.cpu_only == set()
+
+
+def test_a_poetry_python_with_a_patch_level_is_a_full_version_marker(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.poetry.dependencies]\npython = "^3.8"\n'
+                                             'torch = {version = "^2.1", python = ">=3.8.1"}\n')
+    (tmp_path / ".python-version").write_text("3.8\n")
+    assert detect_project(tmp_path).frameworks == {}  # 3.8.0 < 3.8.1, as uv reads --python-version 3.8
+    (tmp_path / ".python-version").write_text("3.9\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "<3.0,>=2.1"}  # packaging orders a SpecifierSet
+
+
+def test_a_poetry_constraint_may_have_a_space_after_its_operator():
+    assert poetry_specifier(">= 2.1, < 2.3", "pyproject.toml") == ">=2.1,<2.3"
+    assert poetry_specifier("^ 2.1", "pyproject.toml") == ">=2.1,<3.0"
+
+
+def test_a_distribution_name_is_read_as_pip_normalizes_it(tmp_path):
+    (tmp_path / "requirements.txt").write_text("Tensorflow_GPU==2.10.0\n")
+    assert detect_project(tmp_path).frameworks == {"tensorflow": "==2.10.0"}
+
+
+def test_pyproject_lines_are_named_by_the_entry_not_a_substring(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\ndependencies = ['torch>=2']\n\n[tool.poetry.dependencies]\n"
+        'torchvision = "^0.16"\n\n[dependency-groups]\ndev = ["jax>=0.4"]\n')
+    found = detect_project(tmp_path)
+    assert found.named["torch"] == ["pyproject.toml:3"]
+    assert found.named["torchvision"] == ["pyproject.toml:6"]
+    assert found.named["jax"] == ["pyproject.toml:9"]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("pyproject.toml", "v = " + "1" * 5000 + "\n"), ("pyproject.toml", "a = " + "[" * 5000 + "]" * 5000 + "\n"),
+    ("pyproject.toml", "[dependency-groups]\ndev = [{include-group = 'g0'}]\n"
+                       + "".join(f"g{n} = [{{include-group = 'g{n + 1}'}}]\n" for n in range(3000))),
+    ("environment.yml", "dependencies: " + "[" * 5000 + "]" * 5000 + "\n"),
+], ids=["huge-integer", "deep-array", "long-group-chain", "deep-yaml"])
+def test_a_pathological_file_is_one_line_of_bad_input_or_read(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    try:
+        detect_project(tmp_path)
+    except UserError as exc:
+        assert "\n" not in str(exc)

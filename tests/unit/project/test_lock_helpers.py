@@ -19,6 +19,7 @@ from cudaenv.project.lock import check_requirements_file, unreachable_index, wri
 ], ids=["pin", "comments", "options", "paths", "url", "continued-hash", "inline-hash", "extra-and-marker"])
 def test_a_readable_requirements_file_passes(tmp_path, text):
     (tmp_path / "other.txt").write_text("six\n")
+    (tmp_path / "local" / "pkg").mkdir(parents=True)
     path = tmp_path / "r.txt"
     path.write_text(text)
     check_requirements_file(path, "r.txt")

@@ -79,12 +79,14 @@ def test_lock_check_passes_when_the_pins_match(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_check_judges_what_the_lock_installs_not_only_its_stack(tmp_path):
+def test_check_never_passes_a_lock_whose_pins_contradict_its_stack(tmp_path):
+    """The lock would install CUDA 13 wheels on a CUDA 12.6 stack: `build` relocks such a lock, so
+    `check` judges what that relock gives, and says why on stderr, never ✓ for the lock's stack."""
     write_lock(tmp_path, PYPI_CUDA13)
     proc = cli("check", "--driver", "535.104.05", "--json", cwd=tmp_path)
-    assert proc.returncode == 1
-    error = json.loads(proc.stdout)["error"]
-    assert "CUDA 13.0" in error["message"] and "https://download.pytorch.org/whl/cu126" in error["message"]
+    (result,) = json.loads(proc.stdout)["results"]
+    assert "cudaenv.lock is stale: judging what `cudaenv build` would lock" in result["source"]
+    assert "the locked packages contradict the locked stack" in proc.stderr and "CUDA 13.0" in proc.stderr
 
 
 def jax_stack():
