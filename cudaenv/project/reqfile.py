@@ -311,9 +311,13 @@ class _Walk:
                 self.lines.append(Line(where=where, text=text, requirement=_wheel_url(text), constraint=constraint))
                 return
         if editable:
-            egg = re.search(r"#egg=([A-Za-z0-9][A-Za-z0-9._-]*)", text)
-            instead = (f"write {egg.group(1)} @ {text.split('#', 1)[0]!r} (a pinned reference uv can lock)"
-                       if egg else "use a released version, or vendor the code in the project")
+            url, _, fragment = text.partition("#")
+            params = [p for p in fragment.split("&") if p]
+            egg = next((p[4:] for p in params if p.startswith("egg=")), None)
+            rest = "&".join(p for p in params if not p.startswith("egg="))  # subdirectory= stays
+            reference = url + (f"#{rest}" if rest else "")
+            instead = (f"write {egg + ' @ ' + reference!r} (a pinned reference uv can lock)" if egg
+                       else "use a released version, or vendor the code in the project")
             raise RequirementFileError(f"{where}: -e {text[:80]!r}: an editable install from a repository or URL "
                                        f"cannot be locked; {instead}")
         try:

@@ -47,4 +47,4 @@ def test_an_editable_git_line_in_the_pip_list_is_named_in_environment_yml(tmp_pa
     assert proc.returncode == 2  # bad input, found before anything is resolved
     first = [line for line in proc.stderr.splitlines() if not line.startswith("pinning ")][0]
     assert first.startswith("cudaenv: error: environment.yml:6: -e 'git+https://github.com/openai/CLIP.git@main#egg=clip'")
-    assert "write clip @ 'git+https://github.com/openai/CLIP.git@main'" in first
+    assert "write 'clip @ git+https://github.com/openai/CLIP.git@main'" in first

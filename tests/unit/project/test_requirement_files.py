@@ -74,7 +74,7 @@ def test_an_include_cycle_reads_each_file_once(tmp_path):
     ("-r ../outside.txt", r"^requirements.txt:1: .*outside the project directory"),
     ("-r https://example.com/r.txt", r"^requirements.txt:1: .*from a URL cannot be locked"),
     ("not a requirement!", r"^requirements.txt:1: 'not a requirement!' is not a requirement pip can read"),
-    ("-e git+https://github.com/openai/CLIP.git#egg=clip", r"^requirements.txt:1: -e .*write clip @ "),
+    ("-e git+https://github.com/openai/CLIP.git#egg=clip", r"^requirements.txt:1: -e .*write 'clip @ git\+https://github.com/openai/CLIP.git' "),
     ("--no-binary :all:", r"^requirements.txt:1: --no-binary is not supported: .*build_from_source"),
     ("--trusted-host example.com", r"^requirements.txt:1: --trusted-host is not supported"),
     ("--extra-index-url https://${TOKEN}@example.com/simple", r"^requirements.txt:1: .*does not expand environment"),

@@ -77,7 +77,7 @@ def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path)
     assert proc.returncode == 2  # its pip list's `-e git+…` line is refused first, with the spelling uv can lock
     assert proc.stderr.strip().splitlines() == [
         "cudaenv: error: environment.yaml:34: -e 'git+https://github.com/openai/CLIP.git@main#egg=clip': an editable "
-        "install from a repository or URL cannot be locked; write clip @ 'git+https://github.com/openai/CLIP.git@main' "
+        "install from a repository or URL cannot be locked; write 'clip @ git+https://github.com/openai/CLIP.git@main' "
         "(a pinned reference uv can lock)"]
     import re
 
