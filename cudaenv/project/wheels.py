@@ -489,29 +489,15 @@ def _framework_fixes(matrix, constraints, host, covered: frozenset[str]) -> list
 
 
 def exact_pins(project) -> dict:
-    """canonical name -> Version for every ``name==version`` line in the project's requirements
-    files (pyproject.toml's [project] dependencies included): requirements that do not depend on
-    which Python is tried."""
-    import tomllib
+    """canonical name -> Version for every ``name==version`` line the project's files require (as
+    ``cudaenv.project.inputs`` reads them: includes followed, pyproject.toml and a conda pip list
+    included): requirements that do not depend on which Python is tried, so none behind a marker."""
+    from cudaenv.project.inputs import read_project_requirements
 
-    texts: list[str] = []
-    for relative in project.requirements:
-        path = project.root / relative
-        try:
-            if relative.name == "pyproject.toml":
-                deps = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("dependencies", [])
-                texts.extend(d for d in deps if isinstance(d, str))
-            else:
-                texts.extend(line.split(" #", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
     pins = {}
-    for text in texts:
-        if not text or text.startswith(("#", "-")):
-            continue
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
+    for line in read_project_requirements(project.root, project.requirements).lines:
+        requirement = line.requirement
+        if requirement is None or line.constraint or requirement.url:
             continue
         specs = list(requirement.specifier)
         if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version \

@@ -365,13 +365,21 @@ def test_run_on_a_current_image_ends_with_the_containers_code_and_output(cuda12,
 
 def test_a_relative_project_directory_relocks_and_runs(tmp_path_factory, standins, engine):
     project = new_project(tmp_path_factory, standins, f"rel{uuid.uuid4().hex[:4]}", CUDA_12, "12.4")
-    (project.root / "requirements.txt").write_text("")
+    (project.root / "requirements.txt").write_text("-r base.txt\n")
+    (project.root / "base.txt").write_text("# nothing yet\n")
     config = project.root / "cudaenv.toml"
     config.write_text(config.read_text().replace('python = "3.11"', 'python = "3.11"\nrequirements = ["requirements.txt"]'))
     try:
         result = run_cli("run", project.root.name, "--gpus", "none", "--", "true", cwd=project.root.parent, timeout=600, env=cli_env())
         assert result.returncode == 0, result.stderr
-        assert "File not found" not in result.stderr and (project.root / "cudaenv.lock").is_file()
+        assert "File not found" not in result.stderr and "locking first" in result.stderr
+        check = run_cli("lock", project.root.name, "--check", cwd=project.root.parent, timeout=600, env=cli_env())
+        assert check.returncode == 0, check.stdout + check.stderr  # the relock wrote a current lock
+        # an included file changes: run relocks (naming it) and does not run the old image
+        (project.root / "base.txt").write_text("# still nothing, but another file\n")
+        result = run_cli("run", project.root.name, "--gpus", "none", "--", "true", cwd=project.root.parent, timeout=600, env=cli_env())
+        assert result.returncode == 0, result.stderr
+        assert "base.txt changed since the lock was written; locking first" in result.stderr
     finally:
         remove_images(engine, project.name)
 

@@ -285,3 +285,45 @@ def test_detection_off_never_runs_nvidia_smi(smi, matrix):
 
     assert (target.origin, target.host.driver, target.host.gpus) == ("unknown", None, ())
     assert fake.calls() == []
+
+
+# --- what a mutation audit found untested ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("reported, cuda", [(12020, "12.2"), (13000, "13.0"), (12090, "12.9"), (11040, "11.4"),
+                                            (13010, "13.1")], ids=["12020", "13000", "12090", "11040", "13010"])
+def test_nvml_reports_the_drivers_cuda_as_major_times_1000_plus_minor_times_10(tmp_path, monkeypatch, reported, cuda):
+    """nvmlSystemGetCudaDriverVersion: 12020 is CUDA 12.2, never 12.20 (NVML's header documents it)."""
+    import json
+
+    recording = json.loads((Path(__file__).parents[2] / "fixtures" / "nvml" / "h100-r580-recorded.json").read_text())
+    recording["cuda_driver_version"] = reported
+    (tmp_path / "nvml.json").write_text(json.dumps(recording))
+    monkeypatch.delitem(sys.modules, "pynvml")  # the stand-in raises nvidia-ml-py's own error types
+    monkeypatch.setenv("CUDAENV_NVML_MODULE", str(Path(__file__).parents[2] / "support" / "fake_nvml.py"))
+    monkeypatch.setenv("CUDAENV_FAKE_NVML_RECORDING", str(tmp_path / "nvml.json"))
+    info = from_nvml()
+    assert info.cuda_driver_version == cuda and info.driver == "580.159.04" and info.source == "nvml"
+    assert [g.compute_capability for g in info.gpus] == ["9.0"]
+
+
+@pytest.mark.parametrize("header, cuda", [
+    ("| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |", "13.0"),
+    ("| NVIDIA-SMI 610.43.02              Driver Version: 610.43.02      CUDA UMD Version: 13.3 |", "13.3"),
+], ids=["r580", "r610-umd"])
+def test_the_header_gives_the_drivers_cuda_before_and_from_r610(header, cuda):
+    from cudaenv.hosts.detect import _CUDA_VERSION
+
+    assert _CUDA_VERSION.search(header).group(1) == cuda
+
+
+def test_a_board_reporting_na_for_its_compute_capability_is_identified_by_name(matrix):
+    from cudaenv.hosts.detect import QUERY_FIELDS, parse_smi_csv
+
+    driver, gpus = parse_smi_csv("0, NVIDIA H100 80GB HBM3, [N/A], 81559, GPU-0f2e, 580.159.04\n", QUERY_FIELDS)
+    assert driver == "580.159.04" and gpus[0].compute_capability is None
+    host, unknown = host_from_detection(matrix, HostInfo(driver=driver, source="nvidia-smi", gpus=gpus))
+    assert [g.compute_capability for g in host.gpus] == ["9.0"] and unknown == ()
+    _, unknown = host_from_detection(matrix, HostInfo(driver=driver, source="nvidia-smi", gpus=(
+        DetectedGpu(index=0, name="Mystery Board 9000", compute_capability=None, memory_mib=None, uuid=None),)))
+    assert unknown == ("Mystery Board 9000",)  # said, never a traceback

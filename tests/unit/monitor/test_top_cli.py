@@ -75,9 +75,12 @@ def test_once_json_prints_exactly_one_object(tmp_path: Path):
 
 def test_json_streams_one_line_per_sample_until_interrupted(tmp_path: Path):
     recording = write_recording(tmp_path, "a100-sxm4-mig-r535.json")
+    # SIGINT as a terminal delivers it, whatever this pytest inherited: a background job starts
+    # with SIGINT ignored, and an ignored signal stays ignored across exec
     proc = subprocess.Popen([*CUDAENV, "top", "--json", "--interval", "0.2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env=env_with(fake_nvml_env(recording)))
+                            env=env_with(fake_nvml_env(recording)),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         samples = [json.loads(proc.stdout.readline()) for _ in range(3)]
     finally:

@@ -61,3 +61,23 @@ def test_an_unpinned_companion_is_written_as_any(tmp_path, matrix):
     stack = resolve(matrix, plan.constraints, target.host).stack
     written = tomlkit.parse(render_config("p", detected, plan, stack, target.host, ["requirements.txt"])).unwrap()
     assert written["frameworks"] == {"torch": ">=2.11,<3", "torchaudio": "any"}
+
+
+def test_a_detected_gpu_the_matrix_does_not_know_is_written_by_its_compute_capability(tmp_path, matrix):
+    """A board newer than cudaenv's data (detected by NVML with its capability): its name would make
+    every later command refuse the configuration, so init writes what the resolver used."""
+    from cudaenv.project.config import load_project
+    from cudaenv.resolver.model import Host, TargetGpu
+
+    detected = Detected(frameworks={"torch": ""}, requirement_files=["requirements.txt"])
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    plan = constraints_from_detected(detected)
+    host = Host("580.65.06", (TargetGpu("9.0", "NVIDIA H100 80GB HBM3", matrix.architecture_of("9.0").name, True),
+                              TargetGpu("12.0", "NVIDIA Mystery Board 9000", matrix.architecture_of("12.0").name)))
+    stack = resolve(matrix, plan.constraints, host).stack
+    text = render_config(tmp_path.name, detected, plan, stack, host, ["requirements.txt"],
+                         known_gpu=lambda name: matrix.find_gpu(name) is not None)
+    target = tomlkit.parse(text).unwrap()["target"]
+    assert target["gpus"] == ["NVIDIA H100 80GB HBM3"] and target["compute_capabilities"] == ["12.0"]
+    (tmp_path / "cudaenv.toml").write_text(text)
+    assert load_project(tmp_path).name  # later commands read what init wrote

@@ -557,3 +557,16 @@ def test_a_lock_on_a_python_no_stack_has_is_no_answer(tmp_path, matrix, uv):
     uv.calls.clear()
     installable(matrix, p, project_target(matrix, p).host, resolved(matrix, p))
     assert len(uv.calls) == 1
+
+
+def test_the_projects_exact_pins_are_read_as_pip_reads_them_and_none_behind_a_marker(tmp_path, matrix):
+    """An exact pin decides which Pythons are tried; one that holds only on some Pythons cannot."""
+    from cudaenv.project.wheels import exact_pins
+
+    p = project(tmp_path)
+    (tmp_path / "requirements.txt").write_text(
+        "numpy==2.1.3 \\\n    --hash=sha256:00\n-r more.txt\n-c pins.txt\n"
+        'scipy==1.14.1; python_version < "3.13"\nrequests>=2\n')
+    (tmp_path / "more.txt").write_text("six==1.16.0\n")
+    (tmp_path / "pins.txt").write_text("urllib3==2.2.3\n")  # a constraint requires nothing
+    assert {str(k): str(v) for k, v in exact_pins(p).items()} == {"numpy": "2.1.3", "six": "1.16.0"}

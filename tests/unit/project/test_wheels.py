@@ -134,3 +134,22 @@ def test_wheels_only_is_uvs_no_build():
 def test_packages_allowed_to_build_come_from_source_and_nothing_else_does():
     assert no_build_options(("flash-attn", "apex")) == [
         "--only-binary", ":all:", "--no-binary", "flash-attn", "--no-binary", "apex"]
+
+
+@pytest.mark.parametrize("base, platform", [
+    ("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu18.04", OLD_GLIBC), ("nvidia/cuda:10.2-cudnn7-runtime-ubuntu16.04", OLD_GLIBC),
+    ("nvidia/cuda:11.4.3-runtime-centos7", OLD_GLIBC), ("nvidia/cuda:11.4.3-runtime-ubi7", OLD_GLIBC),
+    ("nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", MODERN), ("nvidia/cuda:11.8.0-runtime-ubuntu20.04", MODERN),
+    ("python:3.12-slim", MODERN),
+], ids=["ubuntu18.04", "ubuntu16.04", "centos7", "ubi7", "ubuntu22.04", "ubuntu20.04", "slim"])
+def test_an_old_glibc_base_image_locks_for_manylinux_2_17(base, platform):
+    """glibc 2.27 (Ubuntu 18.04) cannot load a manylinux_2_28 wheel: the lock must not pick one."""
+    from dataclasses import replace
+
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project.wheels import manylinux_platform
+    from cudaenv.resolver.model import Constraints, Host
+    from cudaenv.resolver.resolve import resolve
+
+    stack = resolve(load_matrix(overlays=[]), Constraints(), Host(driver="550.54.15")).stack
+    assert manylinux_platform(replace(stack, base_image=base)) == platform
