@@ -21,7 +21,10 @@ GRAPH_FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-gp
                     "jaxlib": "jax"}
 # a Python that most of a project's pins have wheels for; the stack's own Python is chosen later
 GRAPH_PYTHON = "3.12"
-_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==\S+\s*#\s*via\s+(?P<via>.+)$")
+_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[^\s;]+)\s*#\s*via\s+(?P<via>.+)$")
+# a requirement that caps what it allows (==, <, <=, ~=, ===): a library pinned this way often pins
+# its framework too (xformers==0.0.28.post1 requires torch==2.4.1, tf_keras==2.16.0 tensorflow 2.16)
+_CAPPING = ("==", "<", "<=", "~=", "===")
 
 
 def frameworks_in_graph(root: Path, files: list[Path], dependencies: list[str], *,
@@ -29,6 +32,13 @@ def frameworks_in_graph(root: Path, files: list[Path], dependencies: list[str], 
     """framework -> the requirement that brings it ("icetk"), for every framework in the resolved
     graph of ``files`` (requirements files) and ``dependencies`` (pyproject lines); empty when uv
     cannot resolve them (wheels only, nothing built) or is not reachable in ``timeout`` seconds."""
+    return {name: via for name, (via, _) in framework_versions_in_graph(
+        root, files, dependencies, exclude_newer=exclude_newer, timeout=timeout).items()}
+
+
+def framework_versions_in_graph(root: Path, files: list[Path], dependencies: list[str], *,
+                                exclude_newer: str | None = None, timeout: int = 180) -> dict[str, tuple[str, str]]:
+    """framework -> (what brings it, the version uv resolved for it), as ``frameworks_in_graph``."""
     from cudaenv.project.lock import python_index, uv_binary  # noqa: F401 - the same uv and index as the lock
 
     with tempfile.TemporaryDirectory(prefix="cudaenv-graph-") as tmp:
@@ -53,12 +63,17 @@ def frameworks_in_graph(root: Path, files: list[Path], dependencies: list[str], 
             return {}
     if proc.returncode != 0:
         return {}
-    return graph_frameworks(proc.stdout)
+    return graph_versions(proc.stdout)
 
 
 def graph_frameworks(compiled: str) -> dict[str, str]:
     """framework -> what brings it, from ``uv pip compile --annotation-style line`` output."""
-    found: dict[str, str] = {}
+    return {name: via for name, (via, _) in graph_versions(compiled).items()}
+
+
+def graph_versions(compiled: str) -> dict[str, tuple[str, str]]:
+    """framework -> (what brings it, its resolved version), from ``--annotation-style line`` output."""
+    found: dict[str, tuple[str, str]] = {}
     for line in compiled.splitlines():
         match = _PIN.match(line.strip())
         if not match:
@@ -66,20 +81,62 @@ def graph_frameworks(compiled: str) -> dict[str, str]:
         framework = GRAPH_FRAMEWORKS.get(re.sub(r"[-_.]+", "-", match.group("name")).lower())
         if framework and framework not in found:
             via = [v.strip() for v in match.group("via").split(",") if v.strip()]
-            found[framework] = via[0] if via else "the dependency graph"
+            found[framework] = (via[0] if via else "the dependency graph", match.group("version").split("+")[0])
     return found
+
+
+def capped_carriers(detected) -> dict[str, list[str]]:
+    """framework -> the requirements that bring it while capping their own version (``xformers==…``,
+    ``tf_keras<2.17``): those are the ones that may decide the framework's release."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    found: dict[str, list[str]] = {}
+    for framework, carriers in detected.carriers.items():
+        for text, _ in carriers:
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if any(spec.operator in _CAPPING for spec in requirement.specifier):
+                found.setdefault(framework, []).append(text)
+    return found
+
+
+def series_range(version: str) -> str | None:
+    """``>=X.Y.0,<=V``: the release series uv resolved, up to that release (an older patch of it
+    may be what the host runs; an older series is what the carrier's pin excludes)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return None
+    return f">={parsed.major}.{parsed.minor}.0,<={parsed.public}"
 
 
 def add_graph_frameworks(root: Path, detected, *, exclude_newer: str | None = None) -> None:
     """When the files name no framework at all (directly or through a known library), the one the
-    graph brings is what the project runs on; a framework it asked for on the CPU stays there."""
-    if detected.frameworks:
+    graph brings is what the project runs on; a framework it asked for on the CPU stays there.
+
+    A library that pins its own version may pin its framework's too (``xformers==0.0.28.post1``
+    means torch 2.4.1, ``tf_keras==2.16.0`` TensorFlow 2.16): then the framework's release series
+    comes from the resolved graph, so that the resolver does not pick the newest release and uv
+    then refuse it."""
+    capped = capped_carriers(detected)
+    if detected.frameworks and not capped:
         return
     files = [root / name for name in detected.requirement_files]
-    found = frameworks_in_graph(root, files, [] if files else list(detected.other_requirements),
-                                exclude_newer=exclude_newer)
-    for framework, via in sorted(found.items()):
+    found = framework_versions_in_graph(root, files, [] if files else list(detected.other_requirements),
+                                        exclude_newer=exclude_newer)
+    unnamed = not detected.frameworks
+    for framework, (via, version) in sorted(found.items()):
         if framework in detected.cpu_only:
             continue
-        detected.frameworks[framework] = ""
-        detected.found.append(f"{framework} through {via} (dependency graph)")
+        if unnamed:
+            detected.frameworks[framework] = ""
+            detected.found.append(f"{framework} through {via} (dependency graph)")
+        elif framework in capped and framework in detected.frameworks and series_range(version):
+            own = detected.frameworks[framework]
+            detected.frameworks[framework] = ",".join(p for p in (own, series_range(version)) if p)
+            detected.found.append(f"{framework} {series_range(version)}: what {', '.join(capped[framework])} "
+                                  f"allows (dependency graph)")

@@ -18,6 +18,9 @@ CARRIERS = {
     "accelerate": "torch", "peft": "torch", "trl": "torch", "pytorch-lightning": "torch", "lightning": "torch",
     "timm": "torch", "sentence-transformers": "torch", "open-clip-torch": "torch", "torchmetrics": "torch",
     "xformers": "torch", "deepspeed": "torch", "bitsandbytes": "torch", "torchsde": "torch", "kornia": "torch",
+    # vllm 0.33.0 requires torch==2.13.0 (PyPI JSON, read 2026-11-27); torchao is PyTorch's own
+    # quantization library (pytorch/ao) and declares no Requires-Dist on torch
+    "vllm": "torch", "torchao": "torch",
     "tf-keras": "tensorflow", "tensorflow-hub": "tensorflow", "tensorflow-datasets": "tensorflow",
     "tfds-nightly": "tensorflow", "tensorflow-addons": "tensorflow", "tensorflow-text": "tensorflow",
     "keras-hub": "tensorflow", "keras-cv": "tensorflow", "keras-nlp": "tensorflow",

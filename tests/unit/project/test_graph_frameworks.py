@@ -54,3 +54,30 @@ def test_a_graph_uv_cannot_resolve_adds_nothing(tmp_path, package_index, monkeyp
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     (tmp_path / "requirements.txt").write_text("not-published-anywhere==1.0\n")
     assert frameworks_in_graph(tmp_path, [tmp_path / "requirements.txt"], []) == {}
+
+
+def test_a_library_pinning_its_framework_decides_the_frameworks_series(tmp_path, package_index, monkeypatch):
+    """xformers==0.0.28.post1 requires torch==2.4.1: the resolver must not pick the newest torch."""
+    package_index.add("torch", "2.4.0")
+    package_index.add("torch", "2.4.1")
+    package_index.add("torch", "2.9.1")
+    package_index.add("xformers", "0.0.28.post1", requires=["torch==2.4.1"])
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "requirements.txt").write_text("xformers==0.0.28.post1\n")
+    detected = detect_project(tmp_path)
+    assert detected.frameworks == {"torch": ""}  # through the carrier, offline
+    add_graph_frameworks(tmp_path, detected)
+    assert detected.frameworks == {"torch": ">=2.4.0,<=2.4.1"}
+    assert "torch >=2.4.0,<=2.4.1: what xformers==0.0.28.post1 allows (dependency graph)" in detected.found
+
+
+def test_an_unpinned_library_leaves_the_framework_to_the_resolver(tmp_path, package_index, monkeypatch):
+    package_index.add("torch", "2.9.1")
+    package_index.add("xformers", "0.0.30", requires=["torch>=2.4"])
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "requirements.txt").write_text("xformers>=0.0.28\n")
+    detected = detect_project(tmp_path)
+    add_graph_frameworks(tmp_path, detected)
+    assert detected.frameworks == {"torch": ""}
