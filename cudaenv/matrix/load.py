@@ -422,6 +422,8 @@ def read_toml(path: Path, data: bytes | None = None) -> dict:
         raise MatrixError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(f"{path}: invalid TOML: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past the stack
+        raise MatrixError(f"{path}: invalid TOML: {str(exc)[:120] or 'nested too deeply'}") from exc
     except OSError as exc:
         raise MatrixError(f"{path}: cannot read: {exc.strerror or exc}") from exc
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
 from cudaenv.project.config import ConfigError
 from cudaenv.project.intent import CPU_ONLY, SAME_FILES, canonical as _canonical, carried_framework
@@ -45,6 +46,7 @@ class Detected:
     cpu_only: set[str] = field(default_factory=set)  # frameworks the project asked for on the CPU
     carriers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (requirement, where)
     conda_file: str | None = None  # environment.yml, when it has a pip list for the lock to pin
+    exact_pins: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (version, where)
 
 
 JAX_CUDA_EXTRA = re.compile(r"cuda([0-9]+)(?:[-_](?:pip|local))?")
@@ -98,11 +100,27 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
             detected.cuda = detected.cuda or f"{majors.pop()}.*"
     if _canonical(name) == "jaxlib":
         spec = ""  # jaxlib's numbers are not jax's (jax 0.3.4 with jaxlib 0.3.2): the jax release picks it
+    exact = [item.version.split("+")[0] for item in requirement.specifier if item.operator in ("==", "===")
+             and "*" not in item.version and _canonical(name) != "jaxlib" and _is_version(item.version.split("+")[0])]
+    for version in exact:  # two exact pins of one framework: name both lines, not "no such release"
+        other = next(((v, w) for v, w in detected.exact_pins.get(key, []) if Version(v) != Version(version)), None)
+        if other is not None:
+            raise ConfigError(f"{other[1]} and {where} contradict: {key}=={other[0]} and {key}=={version}; keep one "
+                              "(or give each a marker for the Pythons it is meant for)")
+        detected.exact_pins.setdefault(key, []).append((version, where))
     if key in detected.frameworks and detected.frameworks[key] and spec:
         detected.frameworks[key] = f"{detected.frameworks[key]},{spec}"
     else:
         detected.frameworks[key] = spec or detected.frameworks.get(key, "")
     detected.found.append(f"{requirement} ({origin})")
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _from_requirements(root: Path, detected: Detected) -> None:

@@ -175,6 +175,9 @@ def read_lock(path: Path) -> Lock | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc}); run `cudaenv lock` to rewrite it") from exc
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past the stack
+        raise UserError(f"{path}: not a valid cudaenv.lock ({str(exc)[:120] or 'nested too deeply'}); "
+                        "run `cudaenv lock` to rewrite it") from exc
     fmt = data.get("format")
     if fmt != LOCK_FORMAT or type(fmt) is not int:  # true and 1.0 equal 1 in Python, but are no format
         writer = data.get("cudaenv")

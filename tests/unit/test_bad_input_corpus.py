@@ -225,3 +225,22 @@ def test_a_build_tag_that_is_not_one_reference_is_refused_before_anything_runs(t
     (tmp_path / "cudaenv.toml").write_text('[project]\nname = "x"\n')
     code, out, err = invoke("build", str(tmp_path), "-t", "bad tag\nRUN id", "--json")
     assert code == 2 and "--tag" in err and json.loads(out)["error"]["code"] == "bad-input"
+
+
+@pytest.mark.parametrize("name", ["cudaenv.toml", "cudaenv.lock", "overlay"], ids=["config", "lock", "matrix-overlay"])
+@pytest.mark.parametrize("text", ["v = " + "1" * 5000 + "\n", "a = " + "[" * 5000 + "]" * 5000 + "\n"],
+                         ids=["huge-integer", "deep-array"])
+def test_a_pathological_toml_file_names_itself(tmp_path, name, text):
+    """'input nested too deeply' alone does not say which file: each reader names its own."""
+    from cudaenv.errors import UserError
+    from cudaenv.matrix.load import read_toml as read_matrix_toml
+    from cudaenv.project.config import load_project
+    from cudaenv.project.lock import read_lock
+
+    path = tmp_path / ("torch.toml" if name == "overlay" else name)
+    path.write_text(text)
+    read = {"cudaenv.toml": lambda: load_project(tmp_path), "cudaenv.lock": lambda: read_lock(path),
+            "overlay": lambda: read_matrix_toml(path)}[name]
+    with pytest.raises(UserError) as caught:
+        read()
+    assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)

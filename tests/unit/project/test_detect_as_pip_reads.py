@@ -183,3 +183,15 @@ def test_a_pathological_file_is_one_line_of_bad_input_or_read(tmp_path, name, te
         detect_project(tmp_path)
     except UserError as exc:
         assert "\n" not in str(exc)
+
+
+def test_two_exact_pins_of_one_framework_name_both_lines(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.1.2\nnumpy\ntorch==2.5.1\n")
+    with pytest.raises(UserError, match=r"^requirements.txt:1 and requirements.txt:3 contradict: torch==2.1.2 and "
+                                        r"torch==2.5.1; keep one"):
+        detect_project(tmp_path)
+
+
+def test_the_same_pin_twice_or_a_local_build_of_it_is_no_contradiction(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.1.0\ntorch==2.1.0+cu118\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.1.0,==2.1.0"}
