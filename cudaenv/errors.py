@@ -28,6 +28,16 @@ class NoStackError(CudaenvError):
     """The configuration admits no stack for its target (exit 1, the clean "no")."""
 
 
+class LockError(CudaenvError):
+    """Locking failed for a reason the user can act on (exit 1): conflicts, unreachable index."""
+
+
+class IndexUnreachable(LockError):
+    """A package index did not answer (DNS, refused, timeout, TLS): nothing was resolved."""
+
+    code = "index-unreachable"
+
+
 class EngineError(CudaenvError):
     """The container engine failed or is unreachable. Exit 1; the message says how to fix it."""
 

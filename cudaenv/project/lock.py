@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaenv import __version__
-from cudaenv.errors import CudaenvError, UserError
+from cudaenv.errors import CudaenvError, IndexUnreachable, LockError, UserError  # noqa: F401 - lock's API
 from cudaenv.project.config import Project, exclude_newer_for, exclude_newer_from_env  # noqa: F401 - lock's API
 from cudaenv.project.locate import check_index_url
 from cudaenv.project.wheels import manylinux_platform  # noqa: F401 - where lock callers have found it
@@ -36,10 +36,6 @@ else:  # pragma: no cover
 
 LOCK_FORMAT = 1
 PYPI_SIMPLE = "https://pypi.org/simple"
-
-
-class LockError(CudaenvError):
-    """Locking failed for a reason the user can act on (exit 1): conflicts, unreachable index."""
 
 
 @dataclass(frozen=True)
@@ -339,12 +335,8 @@ def uv_binary() -> str:
     return find_uv_bin()
 
 
-class IndexUnreachable(LockError):
-    """A package index did not answer (DNS, refused, timeout, TLS): nothing was resolved."""
-
-    code = "index-unreachable"
-
-
+# uv's resolver found the requirements contradict each other ("× No solution found when resolving")
+UV_NO_SOLUTION = re.compile(r"No solution found when resolving")
 # uv's error chain: "Failed to fetch: URL" then causes down to the root one
 _FETCH_FAILED = re.compile(r"Failed to fetch: (?P<url>\S+)")
 _CAUSES = (("dns error", "DNS: the host name does not resolve"), ("Connection refused", "connection refused"),
@@ -428,8 +420,10 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         if own:  # one of the project's own lines: say which, then what uv said
             raise LockError(f"{own}\n{detail}")
         unreachable = unreachable_index(proc.stderr)
-        if unreachable:
+        if unreachable and not UV_NO_SOLUTION.search(proc.stderr):  # a clash no index could mend comes first
             raise IndexUnreachable(unreachable)
+        if unreachable:  # uv also failed to fetch a page (jax's find-links): said after the clash
+            detail += f"\n(also: {unreachable.split(';')[0]})"
         raise LockError(f"the project's requirements cannot be resolved together with "
                         f"{', '.join(stack.requirements) or 'the stack'} for Python {stack.python}:\n{detail}")
     return [line.strip() for line in proc.stdout.splitlines() if line.strip() and not line.lstrip().startswith("#")

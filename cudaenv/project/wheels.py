@@ -26,7 +26,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from cudaenv.errors import CudaenvError
+from cudaenv.errors import CudaenvError, IndexUnreachable, LockError
 from cudaenv.resolver.model import Problem, Resolution, Stack
 from cudaenv.versions import numeric_key, specifier_contains
 
@@ -312,6 +312,7 @@ def choose(matrix, constraints, host, result: Resolution, inputs: Inputs) -> tup
     """The resolution whose stack the whole project installs on from wheels, and its pins; or a
     "no" resolution (pins None) naming the package no candidate Python has wheels for."""
     attempts: list[Attempt] = []
+    conflicts: list[tuple[str, LockError]] = []  # (Python, what uv said) where the requirements clash
     skip: set[str] = set()
     for python in candidate_pythons(matrix, constraints, result):
         if python in skip:
@@ -327,9 +328,18 @@ def choose(matrix, constraints, host, result: Resolution, inputs: Inputs) -> tup
             if covered is not None:  # the project pins it exactly: only Pythons it covers can work
                 skip |= {p for p in PYTHON_MINORS if p not in covered}
             continue
-        if not attempts:
+        except IndexUnreachable:
+            raise  # nothing was resolved: no other Python would fare better
+        except LockError as clash:  # grain has no cp315 wheel and uv says so as a conflict: try older
+            conflicts.append((python, clash))
+            continue
+        if not attempts and not conflicts:
             return here, pinned
-        return _moved(here, attempts), pinned
+        return _moved(here, attempts, conflicts), pinned
+    if attempts:  # a package without wheels blocks every Python tried: that is the answer, before a
+        return no_python(matrix, constraints, host, result, attempts, inputs), None  # clash at an old one
+    if conflicts:
+        raise conflicts[0][1]  # the newest Python's clash: what the project most likely meant
     return no_python(matrix, constraints, host, result, attempts, inputs), None
 
 
@@ -350,9 +360,10 @@ def _pinned_coverage(missing: NoWheels, inputs: Inputs) -> frozenset[str] | None
     return coverage(found, SpecifierSet(f"=={version}"))
 
 
-def _moved(here: Resolution, attempts: list[Attempt]) -> Resolution:
+def _moved(here: Resolution, attempts: list[Attempt], conflicts=()) -> Resolution:
     """The chosen resolution, saying why its Python is older than the frameworks allow."""
-    newer = ", ".join(f"{a.missing.requirement} has none for {a.python}" for a in attempts[:3])
+    newer = ", ".join([f"{a.missing.requirement} has none for {a.python}" for a in attempts[:3]]
+                      + [f"the requirements conflict on {python}" for python, _ in conflicts[:3]])
     note = Problem("python-from-wheels", f"Python {here.stack.python}: the newest on which every requirement has "
                                          f"wheels ({newer})")
     caveat = eol_caveat(here.stack.python)

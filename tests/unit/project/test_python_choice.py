@@ -127,3 +127,60 @@ def test_the_no_names_the_package_that_misses_every_candidate_over_one_that_only
     # a stops at 3.12 (fails first, at 3.13); b has wheels for no Python torch 2.99.0 supports
     chosen, _ = run_choice(matrix, "==2.99.0", Index({"a": {"3.11", "3.12"}, "b": {"3.8"}}))
     assert chosen.problems[0].message.startswith("b==1.0 has wheels for Python 3.8;")
+
+
+class ClashingIndex(Index):
+    """As Index, and uv reports a conflict on the Pythons in ``clash_on`` (grain: no cp313 wheel,
+    which uv words as an unsatisfiable dependency rather than a missing wheel)."""
+
+    def __init__(self, packages, clash_on: set[str], **kwargs) -> None:
+        super().__init__(packages, **kwargs)
+        self.clash_on = clash_on
+
+    def compile(self, stack) -> list[str]:
+        if stack.python in self.clash_on:
+            self.calls.append((stack.python, stack.framework("torch")))
+            from cudaenv.errors import LockError
+
+            raise LockError(f"the project's requirements cannot be resolved together with torch for Python {stack.python}")
+        return super().compile(stack)
+
+
+def test_a_conflict_at_the_newest_python_tries_the_next_older_one(matrix):
+    index = ClashingIndex({}, clash_on={"3.13"})
+    chosen, pinned = run_choice(matrix, ">=2.98", index)
+    assert chosen.stack.python == "3.12" and pinned
+    assert [p for p, _ in index.calls] == ["3.13", "3.12"]
+    assert any("the requirements conflict on 3.13" in p.message for p in chosen.problems)
+
+
+def test_a_package_without_wheels_on_every_python_is_named_before_a_clash_at_an_old_one(matrix):
+    """jieba has no wheels at all; at Python 3.9 uv also reports a clash: the answer is jieba."""
+    index = ClashingIndex({"jieba": set()}, clash_on={"3.9"}, pinned_exactly=False)
+    chosen, pinned = run_choice(matrix, ">=2.98", index)
+    assert pinned is None and not chosen.ok
+    assert "jieba" in " ".join(chosen.reasons)
+
+
+def test_a_clash_on_every_python_is_the_newest_pythons_clash(matrix):
+    from cudaenv.errors import LockError
+
+    index = ClashingIndex({}, clash_on={"3.9", "3.10", "3.11", "3.12", "3.13"})
+    with pytest.raises(LockError, match="for Python 3.13"):
+        run_choice(matrix, ">=2.98", index)
+
+
+def test_an_unreachable_index_stops_the_search_at_once(matrix):
+    from cudaenv.errors import IndexUnreachable
+
+    calls = []
+
+    def unreachable(stack):
+        calls.append(stack.python)
+        raise IndexUnreachable("cannot reach https://index.example/simple (DNS)")
+
+    constraints = Constraints(frameworks=(("torch", SpecifierSet(">=2.98")),))
+    inputs = Inputs(compile=unreachable, indexes=(), read_page=lambda *a: None, exact_pins={})
+    with pytest.raises(IndexUnreachable):
+        choose(matrix, constraints, HOST, resolve(matrix, constraints, HOST), inputs)
+    assert calls == ["3.13"]

@@ -255,6 +255,22 @@ def test_an_unreachable_index_while_locking_is_its_own_error(tmp_path, matrix, u
         compile_requirements(project, stack_of(matrix, project))
 
 
+def test_a_clash_no_index_could_mend_comes_before_an_unreachable_page(tmp_path, matrix, uv):
+    """jax==0.4.13 with chex==0.1.89: the files contradict each other on any index, whatever page
+    (jax's releases on storage.googleapis.com) uv also failed to fetch."""
+    uv.returncode = 1
+    uv.stderr = ("warning: Failed to fetch: https://storage.googleapis.com/jax-releases/jax_releases.html\n"
+                 "  Caused by: dns error: no such host\n"
+                 "  x No solution found when resolving dependencies:\n"
+                 "  `-> Because chex==0.1.89 depends on jax>=0.4.27 and you require jax==0.4.13, we can conclude that "
+                 "your requirements are unsatisfiable.\n")
+    project = make_project(tmp_path)
+    with pytest.raises(LockError) as caught:
+        compile_requirements(project, stack_of(matrix, project))
+    assert not isinstance(caught.value, IndexUnreachable)
+    assert "unsatisfiable" in str(caught.value) and "(also: cannot reach https://storage.googleapis.com" in str(caught.value)
+
+
 def test_a_failure_on_one_of_the_projects_lines_names_it(tmp_path, matrix, uv):
     """uv's complaint about a line of requirements.txt is said with that line, then uv's words."""
     uv.returncode = 1
