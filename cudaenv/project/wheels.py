@@ -404,19 +404,47 @@ def no_python(matrix, constraints, host, result: Resolution, attempts: list[Atte
         covered, has = frozenset(), f"has no wheels for Python {python_text(tried)} (its index page could not be read)"
     message = f"{culprit.requirement} {has}" + (f"; {needs}" if needs else f"; the stack needs Python {python_text(tried)}")
     problems = [Problem("no-wheels", message + f" (tried with source builds disabled, for {platform})")]
-    if found:
+    parent = _brought_by(culprit)
+    if parent is not None:  # not the project's own pin: relax what brings it
+        problems.append(Problem("fix-requirement", f"{culprit.name} comes from {parent[0]} (which requires "
+                                                   f"{parent[1]}): relax or replace {requirement_name(parent[0])}"))
+    elif found:
         nearest, op = _nearest_release(found, spec, framework_pythons)
         if nearest is not None:
             problems.append(Problem("fix-requirement", f"relax {culprit.name} to {op} {nearest.version} "
                                                        f"(wheels for {python_text(nearest.pythons)})"))
+    if constraints.python is not None and covered:
+        excluded = frozenset(p for p in covered if not specifier_contains(constraints.python, p))
+        if excluded and not covered - excluded:
+            problems.append(Problem("fix-python", f"or widen [project] python ({constraints.python}): "
+                                                  f"{culprit.name} has wheels for Python {python_text(excluded)}, "
+                                                  "which it excludes"))
     for name, ceiling in _framework_fixes(matrix, constraints, host, covered):
         problems.append(Problem("fix-framework", f"or {name} to ≤ {ceiling} (wheels for Python "
                                                  f"{python_text(covered)})"))
     if found and any(r.sdist for r in found if not spec or spec.contains(r.version, prereleases=True)):
         problems.append(Problem("fix-build-from-source",
-                                f'or let it compile: [build] build_from_source = ["{culprit.name}"] with '
-                                'flavor = "devel" (a compiler in the image)'))
+                                f'or let it compile: [build] build_from_source = ["{culprit.name}"] (a '
+                                'compiler joins the image; flavor = "devel" only for CUDA extensions)'))
     return Resolution(stack=None, valid_cuda=(), problems=tuple(problems))
+
+
+# uv: "… and hydra-core==1.3.2 depends on antlr4-python3-runtime==4.9.*, we can conclude …"
+_DEPENDS_ON = re.compile(r"(?P<parent>[A-Za-z0-9][A-Za-z0-9._-]*(?:[=<>!~]=?[^\s,]+)?) depends on "
+                         r"(?P<child>[A-Za-z0-9][A-Za-z0-9._-]*(?:[=<>!~]=?[^\s,]+)?)")
+
+
+def _brought_by(missing: NoWheels) -> tuple[str, str] | None:
+    """(the requirement that depends on the package, what it requires) when uv's account shows the
+    package arrives through another one, not through a pin the project wrote."""
+    if re.search(rf"you require {re.escape(missing.name)}\b", missing.detail, re.I):
+        return None  # the project pins it itself: relaxing that pin is the fix
+    for match in _DEPENDS_ON.finditer(missing.detail):
+        if canonicalize_name(requirement_name(match.group("child"))) == canonicalize_name(missing.name):
+            parent = match.group("parent")
+            if canonicalize_name(requirement_name(parent)) != canonicalize_name(missing.name):
+                return parent, match.group("child")
+    return None
 
 
 def _culprit(attempts: list[Attempt], inputs: Inputs, platform: str, pythons: frozenset[str]):

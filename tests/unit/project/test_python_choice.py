@@ -184,3 +184,32 @@ def test_an_unreachable_index_stops_the_search_at_once(matrix):
     with pytest.raises(IndexUnreachable):
         choose(matrix, constraints, HOST, resolve(matrix, constraints, HOST), inputs)
     assert calls == ["3.13"]
+
+
+class BroughtIndex(Index):
+    """antlr4-python3-runtime has no wheels; hydra-core==1.3.2 brings it (uv's words, verbatim shape)."""
+
+    def compile(self, stack) -> list[str]:
+        self.calls.append((stack.python, stack.framework("torch")))
+        raise NoWheels("antlr4-python3-runtime==4.9.3", stack.python,
+                       "  x No solution found when resolving dependencies:\n  `-> Because antlr4-python3-runtime==4.9.3 "
+                       "has no usable wheels and hydra-core==1.3.2 depends on antlr4-python3-runtime==4.9.*, we can "
+                       "conclude that hydra-core==1.3.2 cannot be used.\n      And because you require "
+                       "hydra-core==1.3.2, we can conclude that your requirements are unsatisfiable.")
+
+
+def test_a_package_a_dependency_brings_is_fixed_through_that_dependency(matrix):
+    chosen, pinned = run_choice(matrix, ">=2.98", BroughtIndex({"antlr4-python3-runtime": set()}, pinned_exactly=False))
+    fixes = [p.message for p in chosen.problems if p.code == "fix-requirement"]
+    assert fixes == ["antlr4-python3-runtime comes from hydra-core==1.3.2 (which requires antlr4-python3-runtime==4.9.*): "
+                     "relax or replace hydra-core"]
+
+
+def test_a_python_range_that_excludes_every_python_with_wheels_says_so(matrix):
+    index = Index({"a": {"3.9"}})
+    constraints = Constraints(frameworks=(("torch", SpecifierSet(">=2.98")),), python=SpecifierSet(">=3.11"))
+    result = resolve(matrix, constraints, HOST)
+    chosen, pinned = choose(matrix, constraints, HOST, result, index.inputs())
+    assert pinned is None
+    assert any(p.code == "fix-python" and "widen [project] python (>=3.11)" in p.message
+               and "has wheels for Python 3.9" in p.message for p in chosen.problems)
