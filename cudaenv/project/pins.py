@@ -69,6 +69,9 @@ def pin_clashes(stack, pinned) -> list[PinClash]:
         if match := _LOCAL_BUILD.match(text):
             local = match.group("local").lower()
             built_for = _local_cuda(local)
+            on_cpu = local == "cpu" and not stack.framework("torch")  # torch asked for on the CPU, beside
+            if on_cpu:                                               # a GPU JAX (PyTorch's /whl/cpu index)
+                continue
             if local == "cpu" or local.startswith("rocm"):
                 clashes.append(PinClash(text, f"a {'CPU-only' if local == 'cpu' else 'ROCm'} build", f"CUDA {cuda}"))
             elif built_for is not None and built_for != cuda:

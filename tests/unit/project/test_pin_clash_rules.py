@@ -16,10 +16,11 @@ RUNTIME_RANGE = (("nvidia_cuda_runtime_cu12", ">=12.1,<13"),)
 CUDNN_RANGE = (("nvidia-cudnn-cu12", ">=9.10.2.21,<10"),)
 
 
-def stack(cuda="12.6", cudnn="9.5", index_urls=(), **more):
-    """What the pin rules read of a stack: its CUDA, cuDNN, own index and (when it has any) the
-    nvidia ranges its framework build declares."""
-    return SimpleNamespace(cuda=cuda, cudnn=cudnn, index_urls=index_urls, **more)
+def stack(cuda="12.6", cudnn="9.5", index_urls=(), frameworks=(("torch", "2.6.0"),), **more):
+    """What the pin rules read of a stack: its CUDA, cuDNN, own index, its frameworks and (when it
+    has any) the nvidia ranges its framework build declares."""
+    return SimpleNamespace(cuda=cuda, cudnn=cudnn, index_urls=index_urls,
+                           framework=lambda name: dict(frameworks).get(name), **more)
 
 
 @pytest.mark.parametrize("pin, the_stack, said", [
@@ -118,3 +119,19 @@ def test_the_clash_message_shows_four_clashes_and_counts_the_rest(count, tail):
     shown = "; ".join(f"torch==2.{n}.0+cpu carries a CPU-only build, but the stack is CUDA 12.6" for n in range(4))
     message = clash_message(clashes, stack(cudnn=None), None)
     assert message.startswith(f"the locked packages contradict the stack (CUDA 12.6): {shown}{tail}. Pin the CUDA")
+
+
+def test_a_cpu_torch_beside_a_gpu_jax_is_the_projects_choice_not_a_clash():
+    """--extra-index-url https://download.pytorch.org/whl/cpu beside jax[cuda12]: torch only feeds data."""
+    from packaging.specifiers import SpecifierSet
+
+    from cudaenv.matrix import load_matrix
+    from cudaenv.project.pins import pin_clashes
+    from cudaenv.resolver.model import Constraints, Host
+    from cudaenv.resolver.resolve import resolve
+
+    matrix = load_matrix(overlays=[])
+    jax = resolve(matrix, Constraints(frameworks=(("jax", SpecifierSet("==0.4.30")),)), Host(driver="550.54.15")).stack
+    assert pin_clashes(jax, ["torch==2.4.1+cpu", "torchvision==0.19.1+cpu", "jax==0.4.30"]) == []
+    torch = resolve(matrix, Constraints(frameworks=(("torch", SpecifierSet("==2.4.1")),)), Host(driver="550.54.15")).stack
+    assert [c.carries for c in pin_clashes(torch, ["torch==2.4.1+cpu"])] == ["a CPU-only build"]
