@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from cudaenv.project.reqfile import RequirementFiles, read_requirement_files
@@ -74,9 +75,27 @@ def file_digest(path: str) -> str:
     return digest.hexdigest()
 
 
+# What a file needs to hold for pip to read another file from it: an include, a constraint, a
+# find-links option or a local archive. A file without any of these bytes (in UTF-8; a UTF-16/32 BOM
+# always goes to the reader) names no other input, and the image key (`cudaenv run`, every time)
+# need not import the parser to learn that.
+_MAY_NAME_A_FILE = re.compile(rb"-(?:[rcf]|-requirement|-constraint|-find-links)|\.(?:whl|zip|tgz|tar)\b|file:")
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+def _may_name_a_file(path: Path) -> bool:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return True  # the reader says what is wrong with it
+    return data.startswith(_WIDE_BOMS) or _MAY_NAME_A_FILE.search(data) is not None
+
+
 def extra_inputs(root: Path, requirements) -> list[str]:
     """The files the lock also depends on beyond ``requirements`` themselves: includes, constraints,
     local find-links folders and wheels, relative to ``root``, in the order read."""
+    if not any(Path(r).name != "pyproject.toml" and _may_name_a_file(Path(root) / r) for r in requirements):
+        return []
     read = read_project_requirements(root, requirements)
     top = {Path(r).as_posix() for r in requirements}
     return [f for f in (*read.files, *read.local_inputs) if f not in top]

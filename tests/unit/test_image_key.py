@@ -148,3 +148,13 @@ def test_a_file_the_requirements_include_changes_the_key(project_dir):
     before = key(project_dir)
     (project_dir / "extra.txt").write_text("six==1.17.0\n")
     assert key(project_dir) != before
+
+
+def test_an_include_in_a_utf16_file_changes_the_key_too(project_dir):
+    """The key skips the parser for a file that cannot name another one; a UTF-16 file always goes
+    to it (its bytes hide '-r' from a byte search)."""
+    (project_dir / "requirements.txt").write_bytes("torch>=2.4,<2.7\r\n-r extra.txt\r\n".encode("utf-16"))
+    (project_dir / "extra.txt").write_text("six==1.16.0\n")
+    before = key(project_dir)
+    (project_dir / "extra.txt").write_text("six==1.17.0\n")
+    assert key(project_dir) != before
