@@ -75,7 +75,9 @@ def inputs(project: Path, tmp: Path) -> tuple[list[str], str | None]:
                     lines += [str(line) for line in item.get("pip", [])]
                 elif (line := _conda_line(str(item))) is not None:
                     lines.append(line)
-            target = tmp / "environment.in"
+            # conda's pip step reads its list from a file beside the environment file: `-r x.txt`
+            # and `-e .` in it are relative to the environment file's folder
+            target = project / ".oracle-environment.in"
             target.write_text("".join(f"{line}\n" for line in lines))
             files.append(str(target))
     return files, python
@@ -114,21 +116,28 @@ def compile_once(files: list[str], python: str, cwd: Path) -> subprocess.Complet
 
 def verdict(project: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="oracle-") as tmp:
-        files, requires = inputs(project, Path(tmp))
-        first_error = last_error = None
-        for python in PYTHONS:
-            if requires and not _admits(requires, python):
-                continue
-            proc = compile_once(files, python, project)
-            if proc.returncode == 0:
-                pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", proc.stdout, re.M))
-                found = {name: pins[name] for name in FRAMEWORKS if name in pins}
-                return {"verdict": "lock", "python": python, "frameworks": found}
-            if first_error is None:
-                first_error = proc.stderr
-            last_error = proc.stderr
-            if classify(proc.stderr) in ("git-unreachable", "editable-url"):
-                break  # the same at every Python
+        try:
+            return _verdict(project, Path(tmp))
+        finally:
+            (project / ".oracle-environment.in").unlink(missing_ok=True)
+
+
+def _verdict(project: Path, tmp: Path) -> dict:
+    files, requires = inputs(project, tmp)
+    first_error = last_error = None
+    for python in PYTHONS:
+        if requires and not _admits(requires, python):
+            continue
+        proc = compile_once(files, python, project)
+        if proc.returncode == 0:
+            pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", proc.stdout, re.M))
+            found = {name: pins[name] for name in FRAMEWORKS if name in pins}
+            return {"verdict": "lock", "python": python, "frameworks": found}
+        if first_error is None:
+            first_error = proc.stderr
+        last_error = proc.stderr
+        if classify(proc.stderr) in ("git-unreachable", "editable-url"):
+            break  # the same at every Python
     return {"verdict": "refuse", "reason": classify(last_error or ""), "uv_newest": _why(first_error),
             "uv_oldest": _why(last_error)}
 

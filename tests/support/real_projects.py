@@ -149,7 +149,8 @@ def run_init(name: str, host: str, workdir: Path, env: dict) -> Outcome:
 
 def _named(name: str) -> set[str]:
     """Every distribution name the project's files mention (for "did it ask for torchvision?")."""
-    text = "\n".join(p.read_text(encoding="utf-8") for p in (CORPUS / name).iterdir() if p.is_file())
+    text = "\n".join(p.read_text(encoding="utf-8-sig", errors="replace") for p in (CORPUS / name).rglob("*")
+                     if p.is_file())  # nested files too: requirements/base.txt
     return {re.sub(r"[-_.]+", "-", n).lower() for n in re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*", text)}
 
 
