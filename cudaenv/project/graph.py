@@ -85,6 +85,31 @@ def graph_versions(compiled: str) -> dict[str, tuple[str, str]]:
     return found
 
 
+def _project_lines(root: Path, detected) -> list[str]:
+    """Every requirement the project's files make (frameworks included: a graph without the
+    project's own jax==0.10.2 would resolve the newest jax), read by the one reader, for uv."""
+    from cudaenv.project.inputs import read_project_requirements
+
+    files = list(detected.requirement_files)
+    if (root / "pyproject.toml").is_file():
+        files.append("pyproject.toml")
+    if detected.conda_file:
+        files.append(detected.conda_file)
+    read = read_project_requirements(root, files)
+    lines = [line.text for line in read.lines if line.local is None and not line.constraint]
+    return lines + [f"-e {(root / line.local).resolve()}" if line.editable else str((root / line.local).resolve())
+                    for line in read.lines if line.local is not None and line.applies()]
+
+
+def _admits(spec: str, version: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return False
+
+
 def capped_carriers(detected) -> dict[str, list[str]]:
     """framework -> the requirements that bring it while capping their own version (``xformers==…``,
     ``tf_keras<2.17``): those are the ones that may decide the framework's release."""
@@ -125,9 +150,7 @@ def add_graph_frameworks(root: Path, detected, *, exclude_newer: str | None = No
     capped = capped_carriers(detected)
     if detected.frameworks and not capped:
         return
-    files = [root / name for name in detected.requirement_files]
-    found = framework_versions_in_graph(root, files, [] if files else list(detected.other_requirements),
-                                        exclude_newer=exclude_newer)
+    found = framework_versions_in_graph(root, [], _project_lines(root, detected), exclude_newer=exclude_newer)
     unnamed = not detected.frameworks
     for framework, (via, version) in sorted(found.items()):
         if framework in detected.cpu_only:
@@ -135,7 +158,8 @@ def add_graph_frameworks(root: Path, detected, *, exclude_newer: str | None = No
         if unnamed:
             detected.frameworks[framework] = ""
             detected.found.append(f"{framework} through {via} (dependency graph)")
-        elif framework in capped and framework in detected.frameworks and series_range(version):
+        elif framework in capped and framework in detected.frameworks and series_range(version) \
+                and _admits(detected.frameworks[framework], version):
             own = detected.frameworks[framework]
             detected.frameworks[framework] = ",".join(p for p in (own, series_range(version)) if p)
             detected.found.append(f"{framework} {series_range(version)}: what {', '.join(capped[framework])} "

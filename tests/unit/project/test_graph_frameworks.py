@@ -81,3 +81,18 @@ def test_an_unpinned_library_leaves_the_framework_to_the_resolver(tmp_path, pack
     detected = detect_project(tmp_path)
     add_graph_frameworks(tmp_path, detected)
     assert detected.frameworks == {"torch": ""}
+
+
+def test_the_graph_keeps_the_projects_own_framework_pin(tmp_path, package_index, monkeypatch):
+    """alphafold3's pyproject pins jax==0.10.2 beside a pinned chex: the graph is the project's
+    whole reading, so it never narrows jax to a newer series than the project's own pin."""
+    package_index.add("jax", "0.10.2")
+    package_index.add("jax", "0.12.0.1")
+    package_index.add("chex", "0.1.89", requires=["jax>=0.4.27"])
+    monkeypatch.setenv("CUDAENV_PYTHON_INDEX", package_index.url)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "af"\nversion = "1"\n'
+                                             'dependencies = ["jax==0.10.2", "chex==0.1.89"]\n')
+    detected = detect_project(tmp_path)
+    add_graph_frameworks(tmp_path, detected)
+    assert detected.frameworks == {"jax": "==0.10.2,>=0.10.0,<=0.10.2"}
