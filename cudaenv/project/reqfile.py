@@ -289,7 +289,7 @@ class _Walk:
         self.local_inputs.append(relative)
 
     def requirement(self, text: str, where: str, path: Path, *, constraint: bool, editable: bool) -> None:
-        local = self.local_path(text, path, editable=editable)
+        local = self.local_path(text, path, where, editable=editable)
         if local is not None:
             written, extras, marker = local
             resolved = (path.parent / written) if _exists(path.parent / written) else (self.root / written)
@@ -327,7 +327,7 @@ class _Walk:
                                        f"({str(exc).splitlines()[0][:120]})") from exc
         self.lines.append(Line(where=where, text=text, requirement=requirement, constraint=constraint))
 
-    def local_path(self, text: str, path: Path, *, editable: bool):
+    def local_path(self, text: str, path: Path, where: str, *, editable: bool):
         """(path as written, "[extras]", marker) when pip reads ``text`` as a path, else None:
         ``./pkg``, ``.[dev]``, ``./sub ; python_version < "3.12"``, ``file:…``, a wheel file's
         name, or (after -e) a folder that exists."""
@@ -345,7 +345,8 @@ class _Walk:
         try:
             marker = Marker(marker_text) if marker_text.strip() else None
         except Exception as exc:  # noqa: BLE001 - packaging's InvalidMarker
-            raise RequirementFileError(f"{path.name}: {text[:80]!r}: {exc}") from exc
+            raise RequirementFileError(f"{where}: {text[:80]!r}: not a marker pip can read "
+                                       f"({str(exc).splitlines()[0][:120]})") from exc
         return written, extras.replace(" ", ""), marker
 
     def archive(self, resolved: Path, text: str, where: str, marker) -> None:

@@ -188,3 +188,124 @@ def test_a_long_run_of_blanks_reads_in_linear_time(tmp_path):
     found = read(tmp_path, "torch" + " " * 400_000 + "# comment\n")
     assert texts(found) == [("requirements.txt:1", "torch")]
     assert time.monotonic() - started < 5  # quadratic took minutes; a generous bound on any machine
+
+
+# --- every refusal, word for word (CI logs are where users read them) ------------------------------
+
+REFUSALS = {
+    "-r missing.txt": "requirements.txt:1: cannot read missing.txt: No such file or directory",
+    "-r https://example.com/r.txt": "requirements.txt:1: 'https://example.com/r.txt': a requirement file from a URL "
+                                    "cannot be locked reproducibly; copy it into the project",
+    "-e git+https://github.com/openai/CLIP.git#egg=clip":
+        "requirements.txt:1: -e 'git+https://github.com/openai/CLIP.git#egg=clip': an editable install from a "
+        "repository or URL cannot be locked; write 'clip @ git+https://github.com/openai/CLIP.git' (a pinned "
+        "reference uv can lock)",
+    "-e git+https://github.com/openai/CLIP.git":
+        "requirements.txt:1: -e 'git+https://github.com/openai/CLIP.git': an editable install from a repository or "
+        "URL cannot be locked; use a released version, or vendor the code in the project",
+    "--no-binary :all:": "requirements.txt:1: --no-binary is not supported: cudaenv installs wheels only; list "
+                         "packages to compile in [build] build_from_source",
+    "--no-index": "requirements.txt:1: --no-index is not supported: the image installs from the project's indexes; "
+                  "use [build] python_index for a mirror",
+    "--trusted-host example.com": "requirements.txt:1: --trusted-host is not supported: a plain-HTTP index cannot be "
+                                  "verified; serve it over HTTPS (a private CA: [build] ca_cert)",
+    "--always-unzip": "requirements.txt:1: --always-unzip is not supported: pip no longer reads it",
+    "torch --install-option=x": "requirements.txt:1: --install-option is not supported: per-requirement build "
+                                "options are not repeated in the image; use [build] build_from_source",
+    "--extra-index-url https://${TOKEN}@example.com/simple":
+        "requirements.txt:1: '--extra-index-url https://${TOKEN}@example.com/simple': cudaenv does not expand "
+        "environment variables in requirement files (pip does): put index credentials in ~/.netrc or "
+        "CUDAENV_PYTHON_INDEX, never in a committed file",
+    "--extra-index-url https://me:s3cret@example.com/simple":
+        "requirements.txt:1: an index example.com carries credentials in the file; put them in ~/.netrc (they must "
+        "never be committed)",
+    "--extra-index-url ftp://example.com/simple": "requirements.txt:1: 'ftp://example.com/simple': an index must be "
+                                                  "an http(s):// URL",
+    "-f ftp://example.com/x": "requirements.txt:1: 'ftp://example.com/x': --find-links must be an http(s):// URL",
+    "--config-settings x=y": "requirements.txt:1: --config-settings is not supported: cudaenv does not repeat it in "
+                             "the lock or the image (build settings: [build] build_from_source)",
+    "/abs/pkg": "requirements.txt:1: '/abs/pkg' is outside the project directory; the image holds only the "
+                "project's files",
+    "./missing": "requirements.txt:1: './missing': no such folder or file in the project",
+    "./src-1.0.tar.gz": "requirements.txt:1: './src-1.0.tar.gz': cudaenv installs wheels; build this archive into a "
+                        "wheel (python -m build --wheel) and list the wheel",
+    "--find-links ../x": "requirements.txt:1: --find-links '../x' is outside the project directory; the image holds "
+                         "only the project's files",
+    "--find-links ./nothere": "requirements.txt:1: --find-links './nothere': no such folder or file",
+    "-c ./pkg": "requirements.txt:1: cannot read pkg: not a regular file",
+    "--index-url https://a.example/simple\n--index-url https://b.example/simple":
+        "requirements.txt:2: a second --index-url (https://b.example/simple) after https://a.example/simple: pip "
+        "uses one; keep one and make the others --extra-index-url",
+    "--pre extra": "requirements.txt:1: unexpected 'extra' after an option",
+    "-e ./pkg -e ./pkg": "requirements.txt:1: one requirement per line",
+    "file://server/share/pkg": "requirements.txt:1: 'file://server/share/pkg' is outside the project directory; the "
+                               "image holds only the project's files",
+    "./pkg ; python_version <": "requirements.txt:1: './pkg ; python_version <': not a marker pip can read (Expected "
+                                "a marker variable or quoted string)",
+    "-c constraints.txt": "requirements.txt:1: cannot read constraints.txt: No such file or directory",
+}
+
+
+@pytest.mark.parametrize("line", sorted(REFUSALS), ids=[f"refusal-{n}" for n in range(len(REFUSALS))])
+def test_each_refusal_says_exactly_this(tmp_path, line):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "src-1.0.tar.gz").write_bytes(b"sdist")
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, f"{line}\n")
+    assert str(caught.value) == REFUSALS[line]
+
+
+def test_an_include_chain_may_be_sixteen_deep_and_no_deeper(tmp_path):
+    for n in range(1, 17):
+        (tmp_path / f"r{n}.txt").write_text(f"-r r{n + 1}.txt\n" if n < 16 else "six\n")
+    found = read(tmp_path, "-r r1.txt\n")
+    assert texts(found) == [("r16.txt:1", "six")] and len(found.files) == 17
+    (tmp_path / "r16.txt").write_text("-r r17.txt\n")
+    (tmp_path / "r17.txt").write_text("six\n")
+    with pytest.raises(UserError, match=r"^r16.txt:1: includes nested more than 16 deep \(a loop\?\)$"):
+        read(tmp_path, "-r r1.txt\n")
+
+
+@pytest.mark.parametrize("line", ["-f=./wheels", "--find-links=./wheels", "-f ./wheels"], ids=["short-equals", "long-equals", "spaced"])
+def test_every_spelling_of_find_links_names_the_folder(tmp_path, line):
+    (tmp_path / "wheels").mkdir()
+    assert read(tmp_path, f"{line}\n").find_links == ("wheels",)
+
+
+def test_an_index_url_written_with_a_legacy_equals_sign_reads(tmp_path):
+    found = read(tmp_path, "-i=https://mirror.example/simple\n--extra-index-url=https://e.example/simple\n")
+    assert (found.index_url, found.extra_index_urls) == ("https://mirror.example/simple", ("https://e.example/simple",))
+
+
+@pytest.mark.parametrize("text, local", [("sub/pkg", "sub/pkg"), ("./sub/pkg[extra]", "sub/pkg[extra]"),
+                                         ("file:sub/pkg", "sub/pkg")], ids=["bare-path", "extras", "file-relative"])
+def test_a_path_pip_reads_as_a_path_is_the_projects_code(tmp_path, text, local):
+    (tmp_path / "sub" / "pkg").mkdir(parents=True)
+    assert read(tmp_path, f"{text}\n").own_code == (local,)
+
+
+def test_a_url_with_a_query_and_a_fragment_names_its_wheel(tmp_path):
+    found = read(tmp_path, "https://example.com/x/torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl?sig=a/b#sha256=00\n")
+    assert [line.requirement.name for line in found.lines] == ["torch-scatter"]
+    assert read(tmp_path, "https://example.com/x/archive.tar.gz\n").lines[0].requirement is None
+
+
+def test_a_marker_with_no_python_applies_when_some_python_meets_it(tmp_path):
+    found = read(tmp_path, 'a; python_version < "3.8"\nb; python_version > "9.0"\nc\n')
+    assert [line.applies() for line in found.lines] == [True, False, True]
+    assert not read(tmp_path, "a\nb\n").pythons_markers_split()
+
+
+def test_nothing_of_the_machine_running_cudaenv_reaches_a_marker(tmp_path):
+    found = read(tmp_path, 'a; platform_release == ""\nb; platform_version == ""\nc; platform_machine == "x86_64"\n')
+    assert [line.applies("3.12") for line in found.lines] == [True, True, True]
+
+
+def test_a_conda_pip_list_resolves_against_its_own_folder_and_names_its_lines(tmp_path):
+    from cudaenv.project.reqfile import read_requirement_items
+
+    (tmp_path / "env" / "reqs").mkdir(parents=True)
+    (tmp_path / "env" / "reqs" / "base.txt").write_text("six\n")
+    found = read_requirement_items(tmp_path, tmp_path / "env", [(7, "-r reqs/base.txt"), (8, "numpy")],
+                                   "env/environment.yml")
+    assert texts(found) == [("env/reqs/base.txt:1", "six"), ("env/environment.yml:8", "numpy")]
