@@ -102,7 +102,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cudaenv/project/reqfile.py", "cudaenv/project/pyproject.py", "cudaenv/project/inputs.py",
          "cudaenv/project/detect.py", "cudaenv/project/intent.py"),
         ("tests/unit/project/test_requirement_files.py", "tests/unit/project/test_detect_as_pip_reads.py",
-         "tests/unit/project/test_pyproject_reading.py", "tests/unit/project/test_conda_pip_list.py",
+         "tests/unit/project/test_pyproject_reading.py",
          "tests/unit/project/test_detect.py", "tests/unit/project/test_intent.py",
          "tests/unit/project/test_jax_cuda_extra.py", "tests/unit/project/test_lock_staleness_reasons.py",
          "tests/unit/project/test_lock_helpers.py", "tests/unit/test_image_key.py"),
