@@ -368,11 +368,25 @@ def test_init_json_when_no_stack_fits_is_one_object_with_problems_and_nothing_wr
     assert snapshot(project) == before
 
 
-def test_init_whose_requirements_conflict_with_the_chosen_build_writes_nothing(tmp_path, index):
-    # xformers 0.0.28.post1 needs torch==2.4.1; the stack takes the newest torch in >=2.4,<2.6
+def test_init_takes_the_torch_release_a_pinned_xformers_requires(tmp_path, index):
+    """xformers 0.0.28.post1 needs torch==2.4.1: the resolver no longer picks the newest torch in
+    >=2.4,<2.6 (2.5.1), which uv then refused; the dependency graph decides the series."""
     project = copy_project("torch-transformers", tmp_path)
     with open(project / "requirements.txt", "a") as handle:
         handle.write("xformers==0.0.28.post1\n")
+    proc = run_cli("init", project, *HOST_550_A100, index=index)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "torch >=2.4.0,<=2.4.1: what xformers==0.0.28.post1 allows (dependency graph)" in proc.stdout
+    lock = read_toml(project / "cudaenv.lock")
+    assert lock["stack"]["frameworks"]["torch"] == "2.4.1" and "xformers==0.0.28.post1" in lock["requirements"]["pinned"]
+
+
+def test_init_whose_requirements_conflict_with_the_chosen_build_writes_nothing(tmp_path, index):
+    # xformers 0.0.28.post1 needs torch==2.4.1, and the project also pins torch 2.5.1 itself
+    project = copy_project("torch-transformers", tmp_path)
+    with open(project / "requirements.txt", "a") as handle:
+        handle.write("xformers==0.0.28.post1\ntorch==2.5.1\n")
     before = snapshot(project)
     proc = run_cli("init", project, *HOST_550_A100, index=index)
 

@@ -61,4 +61,4 @@ def test_a_malformed_requirements_file_is_bad_input_naming_file_and_line(tmp_pat
     (root / "cudaenv.toml").write_text('[project]\nname = "p"\npython = "3.11"\nrequirements = ["requirements.txt"]\n')
     proc = run_cli("lock", root, index=Nowhere(tmp_path))
     assert proc.returncode == 2
-    assert f"{root / 'requirements.txt'}:3:" in proc.stderr and "numpy >= = 2" in proc.stderr
+    assert "cudaenv: error: requirements.txt:3: 'numpy >= = 2' is not a requirement pip can read" in proc.stderr
