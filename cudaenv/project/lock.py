@@ -148,6 +148,10 @@ def _check_steering(key: str, value: str, where: str) -> None:
         return
     if value.startswith(("/", "~", "-")) or ".." in Path(value).parts:
         _bad_steering(value, where)
+    from cudaenv.project.reqfile import SAFE_MOUNT_PATH
+
+    if key == "find_links" and not SAFE_MOUNT_PATH.fullmatch(value):  # a bind mount's source=: no quoting there
+        _bad_steering(value, where)
 
 
 def _bad_steering(value: str, where: str) -> None:

@@ -34,6 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaenv.project.locate import ConfigError
 
+SAFE_MOUNT_PATH = re.compile(r"[A-Za-z0-9._+/-]{1,255}")
 WHITESPACE_RUN = re.compile(r"[ \t]{64,}")
 MAX_DEPTH = 16  # -r chains deeper than this are a loop in disguise or a generated maze
 LINUX_X86_64 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
@@ -285,6 +286,10 @@ class _Walk:
         if not _exists(resolved):
             raise RequirementFileError(f"{where}: --find-links {target[:80]!r}: no such folder or file")
         relative = self.relative(resolved)
+        if not SAFE_MOUNT_PATH.fullmatch(relative):  # it becomes a BuildKit bind mount's source= (CSV, no quoting)
+            raise RequirementFileError(f"{where}: --find-links {target[:80]!r}: a folder in the project reaches the "
+                                       "image as a build mount, whose path may hold only letters, digits and "
+                                       ". _ - + / (rename it)")
         self.find_links.append(relative)
         self.local_inputs.append(relative)
 
@@ -360,6 +365,9 @@ class _Walk:
             raise RequirementFileError(f"{where}: {text[:80]!r}: cudaenv installs wheels; build this archive into a "
                                        "wheel (python -m build --wheel) and list the wheel") from exc
         folder = self.relative(resolved.parent)
+        if not SAFE_MOUNT_PATH.fullmatch(folder):
+            raise RequirementFileError(f"{where}: {text[:80]!r}: the wheel's folder reaches the image as a build "
+                                       "mount, whose path may hold only letters, digits and . _ - + / (rename it)")
         self.find_links.append(folder)
         self.local_inputs.append(self.relative(resolved))
         pin = f"{name}=={version}" + (f"; {marker}" if marker is not None else "")

@@ -309,3 +309,10 @@ def test_a_conda_pip_list_resolves_against_its_own_folder_and_names_its_lines(tm
     found = read_requirement_items(tmp_path, tmp_path / "env", [(7, "-r reqs/base.txt"), (8, "numpy")],
                                    "env/environment.yml")
     assert texts(found) == [("env/reqs/base.txt:1", "six"), ("env/environment.yml:8", "numpy")]
+
+
+@pytest.mark.parametrize("folder", ["wheels dir", "w,target=x", "it's", "$HOME"], ids=["space", "comma", "quote", "dollar"])
+def test_a_find_links_folder_whose_name_a_build_mount_cannot_carry_is_refused(tmp_path, folder):
+    (tmp_path / folder).mkdir()
+    with pytest.raises(UserError, match=r"^requirements.txt:1: --find-links .*letters, digits and \. _ - \+ /"):
+        read(tmp_path, f"--find-links \"./{folder}\"\n")  # shlex quoting, as pip reads option values

@@ -74,9 +74,10 @@ def test_a_local_wheel_folder_needs_buildkit(tmp_path):
 
 
 @pytest.mark.parametrize("key, value", [
-    ("find_links", "/etc"), ("find_links", "../x"), ("find_links", "x\nRUN id"), ("extra_index_urls", "file:///etc"),
+    ("find_links", "/etc"), ("find_links", "../x"), ("find_links", "x\nRUN id"), ("find_links", "w,target=/etc"),
+    ("find_links", "it's"), ("extra_index_urls", "file:///etc"),
     ("extra_index_urls", "https://me:tok@host/simple"), ("own_code", "-e x"), ("own_code", "/abs"),
-], ids=["absolute", "parent", "newline", "file-url", "credentials", "option", "absolute-code"])
+], ids=["absolute", "parent", "newline", "mount-csv", "quote", "file-url", "credentials", "option", "absolute-code"])
 def test_a_hand_edited_steering_value_is_refused(tmp_path, key, value):
     import tomlkit
 
