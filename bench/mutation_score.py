@@ -107,6 +107,34 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_jax_cuda_extra.py", "tests/unit/project/test_lock_staleness_reasons.py",
          "tests/unit/project/test_lock_helpers.py", "tests/unit/test_image_key.py"),
     ),
+    "wheels": (
+        ("cudaenv/project/wheels.py", "cudaenv/project/served.py", "cudaenv/project/graph.py",
+         "cudaenv/project/init.py"),
+        ("tests/unit/project/test_wheels.py", "tests/unit/project/test_wheels_cuda.py",
+         "tests/unit/project/test_python_choice.py", "tests/unit/project/test_framework_index_config.py",
+         "tests/unit/project/test_graph_frameworks.py", "tests/unit/project/test_init_writes_what_it_resolved.py",
+         "tests/unit/project/test_init_python_constraint.py", "tests/unit/project/test_lock_outcomes.py"),
+    ),
+    "hosts": (
+        ("cudaenv/hosts/detect.py",),
+        ("tests/unit/host",),
+    ),
+    "images": (
+        ("cudaenv/images/key.py", "cudaenv/images/accounting.py", "cudaenv/images/build.py"),
+        ("tests/unit/test_image_key.py", "tests/unit/images", "tests/unit/test_build_log_parsing.py",
+         "tests/unit/test_stack_base_plan.py"),
+    ),
+    "matrix-model": (
+        ("cudaenv/matrix/builds.py", "cudaenv/matrix/model.py"),
+        ("tests/unit/resolver/test_decision_rules.py", "tests/unit/resolver/test_resolve_stack_fields.py",
+         "tests/unit/resolver/test_resolve_unknown_versions.py", "tests/unit/matrix/test_shipped_matrix.py",
+         "tests/unit/matrix/test_row_fields.py"),
+    ),
+    "secrets": (
+        ("cudaenv/secrets/context.py", "cudaenv/secrets/credentials.py"),
+        ("tests/unit/test_index_credentials.py", "tests/unit/test_build_context_secrets.py",
+         "tests/unit/render/test_dockerignore_text.py", "tests/unit/export/test_no_secret_written.py"),
+    ),
     "render": (
         ("cudaenv/images/render.py",),
         ("tests/unit/render",),
@@ -118,7 +146,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "export": (
         ("cudaenv/export/placement.py", "cudaenv/export/kubernetes.py", "cudaenv/export/slurm.py",
-         "cudaenv/export/compose.py", "cudaenv/export/devcontainer.py"),
+         "cudaenv/export/compose.py", "cudaenv/export/devcontainer.py", "cudaenv/export/environment.py"),
         ("tests/unit/export", "tests/unit/test_placement.py"),
     ),
 }

@@ -108,7 +108,7 @@ def test_coverage_is_of_the_versions_the_requirement_allows():
 @pytest.mark.parametrize(("pythons", "text"), [
     ({"3.9"}, "3.9"), ({"3.9", "3.10", "3.11"}, "3.9–3.11"), ({"3.8", "3.9", "3.11"}, "3.8–3.9, 3.11"),
     ({"3.12", "3.10", "3.11"}, "3.10–3.12"), (set(), "none"),
-])
+], ids=["one", "run", "run-and-one", "unordered", "empty"])  # plain ids: mutmut finds each test again by its id
 def test_python_ranges_read_as_runs_in_numeric_order(pythons, text):
     assert python_text(pythons) == text
 
