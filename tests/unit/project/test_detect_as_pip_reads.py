@@ -195,3 +195,121 @@ def test_two_exact_pins_of_one_framework_name_both_lines(tmp_path):
 def test_the_same_pin_twice_or_a_local_build_of_it_is_no_contradiction(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch==2.1.0\ntorch==2.1.0+cu118\n")
     assert detect_project(tmp_path).frameworks == {"torch": "==2.1.0,==2.1.0"}
+
+
+# --- conda files, rule by rule -------------------------------------------------------------------
+
+ENVIRONMENT = """name: research
+channels: [pytorch, nvidia, conda-forge]
+dependencies:
+  - python=3.10.13
+  - pip:
+    - --extra-index-url https://download.pytorch.org/whl/cpu
+    - torchvision==0.19.1
+  - pytorch::pytorch=2.1.0
+  - conda-forge::cudatoolkit=11.8.0
+  - tensorflow-cpu
+  - jaxlib=0.4.13=*cuda*
+  - not a spec!
+  - numpy
+"""
+
+
+def test_a_conda_file_reads_its_python_cuda_frameworks_and_pip_list_in_one_pass(tmp_path):
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    found = detect_project(tmp_path)
+    assert found.python == "3.10" and found.cuda == "11.8"
+    assert found.frameworks == {"torch": "==2.1.0", "jax": ""}  # jaxlib's number is not jax's
+    assert found.cpu_only == {"tensorflow", "torch"}  # tensorflow-cpu; torchvision from the pip list's CPU index
+    assert found.conda_file == "environment.yml"
+    assert found.found[:3] == ["python 3.10.13 (environment.yml)", "torch==2.1.0 (environment.yml)",
+                              "cudatoolkit 11.8.0 (environment.yml)"]
+    assert found.named["torch"] == ["environment.yml:8"] and found.named["jaxlib"] == ["environment.yml:11"]
+
+
+def test_a_conda_file_without_a_pip_list_is_not_a_requirements_file(tmp_path):
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - pytorch=2.1.0\n  - pip\n")
+    found = detect_project(tmp_path)
+    assert found.conda_file is None and found.frameworks == {"torch": "==2.1.0"}
+
+
+def test_a_pip_list_of_only_an_include_is_a_requirements_file(tmp_path):
+    (tmp_path / "base.txt").write_text("# nothing yet\n")
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - pip:\n    - -r base.txt\n")
+    assert detect_project(tmp_path).conda_file == "environment.yml"
+
+
+@pytest.mark.parametrize("spec, pep440", [("pytorch=2.1", "==2.1.*"), ("pytorch=2.1.0", "==2.1.0"),
+                                          ("pytorch>=2.1", ">=2.1"), ("pytorch", "")],
+                         ids=["series", "release", "range", "bare"])
+def test_conda_versions_read_as_pep_440(tmp_path, spec, pep440):
+    (tmp_path / "environment.yml").write_text(f"dependencies:\n  - {spec}\n")
+    assert detect_project(tmp_path).frameworks == {"torch": pep440}
+
+
+def test_an_environment_file_that_is_not_utf8_or_yaml_is_one_line(tmp_path):
+    path = tmp_path / "environment.yml"
+    path.write_bytes(b"dependencies:\n  - \xff\n")
+    with pytest.raises(UserError, match=rf"^{path}: not UTF-8 text \(invalid start byte\); save it as UTF-8$"):
+        detect_project(tmp_path)
+    path.write_text("dependencies: [\n")
+    with pytest.raises(UserError, match=rf"^{path}: invalid YAML: "):
+        detect_project(tmp_path)
+    path.write_text("# only a comment\n")
+    assert detect_project(tmp_path).frameworks == {}
+
+
+def test_requires_python_that_is_no_specifier_is_bad_input(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = "three"\n')
+    with pytest.raises(UserError, match=r"project.requires-python: 'three' is not a PEP 440 specifier"):
+        detect_project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.9"\n')
+    assert detect_project(tmp_path).found == ["requires-python >=3.9 (pyproject.toml)"]
+
+
+@pytest.mark.parametrize("text, python", [("3.12\n", "3.12"), ("cpython-3.11.4\n", "3.11"), ("python3.10\n", "3.10"),
+                                          ("\ufeff3.9\n", "3.9"), ("pypy\n", None)],
+                         ids=["plain", "cpython", "python", "bom", "other"])
+def test_python_version_file(tmp_path, text, python):
+    (tmp_path / ".python-version").write_text(text, encoding="utf-8")
+    assert detect_project(tmp_path).python == python
+
+
+def test_every_requirements_file_at_the_root_is_listed(tmp_path):
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    (tmp_path / "requirements-dev.txt").write_text("pytest\n")
+    assert detect_project(tmp_path).requirement_files == ["requirements-dev.txt", "requirements.txt"]
+
+
+def test_two_distributions_of_tensorflow_name_both_places(tmp_path):
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.15.0\ntensorflow-cpu==2.15.0\n")
+    with pytest.raises(UserError) as caught:
+        detect_project(tmp_path)
+    assert str(caught.value) == (
+        "tensorflow (requirements.txt:1); tensorflow-cpu (requirements.txt:2): these distributions install the same "
+        "files and overwrite each other; keep one of them (tensorflow-cpu keeps the GPU for another framework)")
+
+
+def test_a_framework_the_project_names_is_not_added_again_through_a_carrier(tmp_path):
+    (tmp_path / "requirements.txt").write_text("accelerate\npeft\ntorch==2.4.1\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": "==2.4.1"}
+    assert not [note for note in found.found if "through" in note]
+    (tmp_path / "requirements.txt").write_text("tensorflow-cpu\naccelerate\ntf_keras\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": ""}  # tf_keras brings tensorflow, asked for on the CPU
+
+
+def test_a_local_cuda_build_names_the_cuda_and_leaves_the_version(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.1.0+cu118\ntorchvision==0.16.0+cu118\n")
+    found = detect_project(tmp_path)
+    assert found.frameworks == {"torch": "==2.1.0", "torchvision": "==0.16.0"} and found.cuda == "11.8"
+    (tmp_path / "requirements.txt").write_text("torch==2.1.0+cpu\n")
+    assert detect_project(tmp_path).cuda is None
+
+
+def test_an_arbitrary_equality_pin_is_read_without_contradiction(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch===2.1.0\ntorch===2.1.0\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "===2.1.0,===2.1.0"}
+    (tmp_path / "requirements.txt").write_text("torch==2.1.*\ntorch==2.1.2\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.1.*,==2.1.2"}  # a series is no exact pin

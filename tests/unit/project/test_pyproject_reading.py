@@ -217,3 +217,42 @@ def test_a_project_without_includes_has_no_extra_inputs(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch>=2.4\nnumpy  # plain\n")
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     assert extra_inputs(tmp_path, ["requirements.txt", "pyproject.toml"]) == []
+
+
+def test_one_package_in_every_table_is_named_by_each_tables_own_line(tmp_path):
+    lines, _ = pyproject(tmp_path, '[project]\nname = "x"\ndependencies = ["numpy"]\n\n'
+                                   '[dependency-groups]\ndev = ["numpy"]\n\n'
+                                   '[tool.poetry.dependencies]\nnumpy = "*"\n\n'
+                                   '[tool.poetry.group.test.dependencies]\nnumpy = "^1"\n')
+    assert [line.where for line in lines] == ["pyproject.toml:3", "pyproject.toml:6", "pyproject.toml:9",
+                                              "pyproject.toml:12"]
+
+
+def test_a_package_the_file_never_spells_plainly_has_no_line(tmp_path):
+    lines, _ = pyproject(tmp_path, '[project]\nname = "x"\ndependencies = ["\\u0074orch"]\n')
+    assert [(line.where, line.text) for line in lines] == [("pyproject.toml", "torch")]
+
+
+def test_a_poetry_entry_on_the_first_line_of_its_table_is_found(tmp_path):
+    lines, _ = pyproject(tmp_path, '[tool.poetry.dependencies]\ntorch = "2.1.0"\n')
+    assert [line.where for line in lines] == ["pyproject.toml:2"]
+    lines, _ = pyproject(tmp_path, 'tool.poetry.dependencies.torch = "2.1.0"\n')  # dotted keys, no table header
+    assert [line.where for line in lines] == ["pyproject.toml"]
+
+
+def test_a_poetry_dependency_with_a_url_or_file_is_the_projects_own_business(tmp_path):
+    lines, _ = pyproject(tmp_path, '[tool.poetry.dependencies]\na = {url = "https://example.com/a.whl"}\n'
+                                   'b = {file = "b.whl"}\nc = {path = "c"}\nd = {git = "https://example.com/d.git"}\n'
+                                   'e = {version = "1.0", optional = false}\n')
+    assert [str(line.requirement) for line in lines] == ["e==1.0"]
+
+
+def test_an_invalid_requirement_built_from_poetry_parts_is_named(tmp_path):
+    with pytest.raises(UserError, match=r"tool.poetry.dependencies: torch: 'torch\[a b\]==2' is not a requirement"):
+        pyproject(tmp_path, '[tool.poetry.dependencies]\ntorch = {version = "2", extras = ["a b"]}\n')
+
+
+def test_a_group_after_an_unknown_include_still_reads(tmp_path):
+    lines, _ = pyproject(tmp_path, '[dependency-groups]\ndev = [{include-group = "gone"}, {include-group = "a"}]\n'
+                                   'a = ["x"]\n')
+    assert [str(line.requirement) for line in lines] == ["x"]

@@ -316,3 +316,67 @@ def test_a_find_links_folder_whose_name_a_build_mount_cannot_carry_is_refused(tm
     (tmp_path / folder).mkdir()
     with pytest.raises(UserError, match=r"^requirements.txt:1: --find-links .*letters, digits and \. _ - \+ /"):
         read(tmp_path, f"--find-links \"./{folder}\"\n")  # shlex quoting, as pip reads option values
+
+
+LONG = "a" * 120
+
+
+@pytest.mark.parametrize("line, shown", [
+    (f"{LONG}!", f"{LONG}!"), (f"-e git+https://example.com/{LONG}", f"git+https://example.com/{LONG}"),
+    (f"-r https://example.com/{LONG}", f"https://example.com/{LONG}"), (f"--find-links ../{LONG}", f"../{LONG}"),
+    (f"--extra-index-url ftp://example.com/{LONG}", f"ftp://example.com/{LONG}"), (f"./{LONG}", f"./{LONG}"),
+    (f"--extra-index-url https://${{TOKEN}}@example.com/{LONG}", f"--extra-index-url https://${{TOKEN}}@example.com/{LONG}"),
+    (f"--pre {LONG}", None), (f"./{LONG}.tar.gz", f"./{LONG}.tar.gz"),
+], ids=["requirement", "editable", "include-url", "find-links", "index", "path", "variable", "argument", "archive"])
+def test_a_long_bad_value_is_shown_cut_to_80_characters(tmp_path, line, shown):
+    (tmp_path / f"{LONG}.tar.gz").write_bytes(b"sdist")
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, f"{line}\n")
+    message = str(caught.value)
+    if shown is None:  # an option's stray argument
+        assert f"unexpected {LONG[:80]!r} after an option" in message
+        return
+    assert repr(shown[:80]) in message and repr(shown[:81]) not in message, message
+
+
+def test_a_requirement_error_quotes_the_parsers_first_line_only(tmp_path):
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        Requirement("torch >= = 2")
+    except InvalidRequirement as exc:
+        first = str(exc).splitlines()[0]
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, "torch >= = 2\n")
+    assert str(caught.value) == f"requirements.txt:1: 'torch >= = 2' is not a requirement pip can read ({first})"
+
+
+def test_a_local_marker_is_kept_for_the_wheel_it_names(tmp_path):
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "torch-2.1.0-cp312-cp312-linux_x86_64.whl").write_bytes(b"wheel")
+    found = read(tmp_path, 'w/torch-2.1.0-cp312-cp312-linux_x86_64.whl ; python_version >= "3.12"\n')
+    assert [line.text for line in found.lines] == ['torch==2.1.0; python_version >= "3.12"']
+    assert found.lines[0].applies("3.12") and not found.lines[0].applies("3.11")
+
+
+def test_credentials_are_refused_with_only_a_user_name_too(tmp_path):
+    with pytest.raises(UserError, match="carries credentials"):
+        read(tmp_path, "--extra-index-url https://token@example.com/simple\n")
+
+
+def test_a_file_url_on_localhost_is_a_path_on_this_machine(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    assert read(tmp_path, f"file://localhost{tmp_path}/pkg\n").own_code == ("pkg",)
+
+
+def test_an_include_and_find_links_are_found_from_the_including_files_folder(tmp_path):
+    (tmp_path / "reqs" / "wheels").mkdir(parents=True)
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "reqs" / "dev.txt").write_text("-f wheels\n-f ../wheels\n")
+    found = read(tmp_path, "-r reqs/dev.txt\n")
+    assert found.find_links == ("reqs/wheels", "wheels")
+
+
+def test_an_absolute_path_to_a_file_in_the_project_reads(tmp_path):
+    (tmp_path / "requirements.txt").write_text("six\n")
+    assert texts(read_requirement_files(tmp_path, [tmp_path / "requirements.txt"])) == [("requirements.txt:1", "six")]
