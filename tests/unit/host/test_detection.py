@@ -327,3 +327,61 @@ def test_a_board_reporting_na_for_its_compute_capability_is_identified_by_name(m
     _, unknown = host_from_detection(matrix, HostInfo(driver=driver, source="nvidia-smi", gpus=(
         DetectedGpu(index=0, name="Mystery Board 9000", compute_capability=None, memory_mib=None, uuid=None),)))
     assert unknown == ("Mystery Board 9000",)  # said, never a traceback
+
+
+# --- nvidia-smi's CSV and the kernel's files, rule by rule ------------------------------------------
+
+
+def test_each_smi_field_is_read_or_left_unknown(matrix):
+    from cudaenv.hosts.detect import QUERY_FIELDS, parse_smi_csv
+
+    driver, gpus = parse_smi_csv("x, NVIDIA A100-SXM4-80GB, 8, 81920.5, , 535.104.05\n"
+                                 "1, NVIDIA A100-SXM4-80GB, 8.0, [N/A], GPU-1, 535.104.12\n", QUERY_FIELDS)
+    assert driver == "535.104.05"  # the oldest a machine reports
+    assert [(g.index, g.compute_capability, g.memory_mib, g.uuid) for g in gpus] == [
+        (0, None, 81920, None), (1, "8.0", None, "GPU-1")]
+
+
+@pytest.mark.parametrize("driver", ["535", "[N/A]", ""], ids=["one-part", "na", "empty"])
+def test_a_driver_version_smi_cannot_give_is_a_clear_error(driver):
+    from cudaenv.hosts.detect import QUERY_FIELDS, parse_smi_csv
+
+    with pytest.raises(HostDetectionError) as caught:
+        parse_smi_csv(f"0, NVIDIA H100, 9.0, 81559, GPU-0, {driver}\n", QUERY_FIELDS)
+    assert str(caught.value) == f"nvidia-smi reported driver version {driver!r}, expected one like 535.104.05"
+
+
+def test_a_proc_file_without_the_nvrm_line_says_so(tmp_path):
+    from cudaenv.hosts.detect import parse_proc_version
+
+    with pytest.raises(HostDetectionError) as caught:
+        parse_proc_version("GCC version: gcc 12\n")
+    assert str(caught.value) == "/proc/driver/nvidia/version: no 'NVRM version:' line"
+
+
+def test_a_sysfs_version_that_is_no_driver_version_is_a_clear_error(tmp_path):
+    sysfs = tmp_path / "sys" / "module" / "nvidia"
+    sysfs.mkdir(parents=True)
+    (sysfs / "version").write_text("banana\n")
+    with pytest.raises(HostDetectionError) as caught:
+        from_kernel(tmp_path)
+    assert str(caught.value) == f"{sysfs / 'version'}: expected a driver version like 535.104.05, got 'banana'"
+
+
+def test_kernel_files_with_undecodable_bytes_still_read(tmp_path):
+    proc = tmp_path / "proc" / "driver" / "nvidia"
+    proc.mkdir(parents=True)
+    (proc / "version").write_bytes(b"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 \xff\n")
+    assert from_kernel(tmp_path).driver == "535.104.05"
+
+
+def test_nvml_memory_is_whole_mib_and_its_errors_are_said(tmp_path, monkeypatch):
+    import json
+
+    recording = json.loads((Path(__file__).parents[2] / "fixtures" / "nvml" / "h100-r580-recorded.json").read_text())
+    (tmp_path / "nvml.json").write_text(json.dumps(recording))
+    monkeypatch.delitem(sys.modules, "pynvml")
+    monkeypatch.setenv("CUDAENV_NVML_MODULE", str(Path(__file__).parents[2] / "support" / "fake_nvml.py"))
+    monkeypatch.setenv("CUDAENV_FAKE_NVML_RECORDING", str(tmp_path / "nvml.json"))
+    info = from_nvml()
+    assert all(isinstance(g.memory_mib, int) for g in info.gpus) and info.gpus[0].memory_mib > 1000
