@@ -243,6 +243,14 @@ REFUSALS = {
     "./pkg ; python_version <": "requirements.txt:1: './pkg ; python_version <': not a marker pip can read (Expected "
                                 "a marker variable or quoted string)",
     "-c constraints.txt": "requirements.txt:1: cannot read constraints.txt: No such file or directory",
+    "~/pkg": "requirements.txt:1: '~/pkg' is outside the project directory; the image holds only the project's files",
+    "-e git+https://github.com/cocodataset/cocoapi#egg=pycocotools&subdirectory=PythonAPI":
+        "requirements.txt:1: -e 'git+https://github.com/cocodataset/cocoapi#egg=pycocotools&subdirectory=PythonAP': "
+        "an editable install from a repository or URL cannot be locked; write 'pycocotools @ "
+        "git+https://github.com/cocodataset/cocoapi#subdirectory=PythonAPI' (a pinned reference uv can lock)",
+    '--find-links "./x': "requirements.txt:1: '--find-links \"./x' is not a line cudaenv can read as pip does (No "
+                         "closing quotation)",
+    "-c ./pkg/": "requirements.txt:1: cannot read pkg: not a regular file",
 }
 
 
@@ -380,3 +388,27 @@ def test_an_include_and_find_links_are_found_from_the_including_files_folder(tmp
 def test_an_absolute_path_to_a_file_in_the_project_reads(tmp_path):
     (tmp_path / "requirements.txt").write_text("six\n")
     assert texts(read_requirement_files(tmp_path, [tmp_path / "requirements.txt"])) == [("requirements.txt:1", "six")]
+
+
+def test_a_bare_name_is_a_package_even_beside_a_folder_of_that_name(tmp_path):
+    (tmp_path / "sub").mkdir()
+    found = read(tmp_path, "sub\n-e sub\n")
+    assert [(line.where, line.text, line.local) for line in found.lines] == [
+        ("requirements.txt:1", "sub", None), ("requirements.txt:2", "sub", "sub")]
+    assert found.lines[1].editable and found.lines[1].requirement is None
+
+
+def test_paths_in_an_included_file_fall_back_to_the_project_root_as_pip_does(tmp_path):
+    (tmp_path / "reqs").mkdir()
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "reqs" / "dev.txt").write_text("-f wheels\n./pkg\n")
+    found = read(tmp_path, "-r reqs/dev.txt\n")
+    assert found.find_links == ("wheels",) and found.own_code == ("pkg",)
+    assert [(line.where, line.text) for line in found.lines] == [("reqs/dev.txt:2", "./pkg")]
+
+
+def test_a_url_requirement_keeps_its_line_and_text(tmp_path):
+    found = read(tmp_path, "-c pins.txt\n", pins_txt="https://example.com/a-1.0-py3-none-any.whl\n")
+    assert [(line.where, line.text, line.constraint) for line in found.lines] == [
+        ("pins.txt:1", "https://example.com/a-1.0-py3-none-any.whl", True)]
