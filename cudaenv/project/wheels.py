@@ -410,7 +410,7 @@ def no_python(matrix, constraints, host, result: Resolution, attempts: list[Atte
                                                    f"{parent[1]}): relax or replace {requirement_name(parent[0])}"))
     elif found:
         nearest, op = _nearest_release(found, spec, framework_pythons)
-        if nearest is not None:
+        if nearest is not None and not (spec and spec.contains(nearest.version, prereleases=True)):  # else in effect
             problems.append(Problem("fix-requirement", f"relax {culprit.name} to {op} {nearest.version} "
                                                        f"(wheels for {python_text(nearest.pythons)})"))
     if constraints.python is not None and covered:

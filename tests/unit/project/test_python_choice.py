@@ -213,3 +213,32 @@ def test_a_python_range_that_excludes_every_python_with_wheels_says_so(matrix):
     assert pinned is None
     assert any(p.code == "fix-python" and "widen [project] python (>=3.11)" in p.message
                and "has wheels for Python 3.9" in p.message for p in chosen.problems)
+
+
+class TwoReleases(Index):
+    """a 1.0 has wheels for Python 3.9 only, a 1.2 for 3.12-3.13; the project asks for ``requirement``."""
+
+    def __init__(self, requirement: str) -> None:
+        super().__init__({}, pinned_exactly=False)
+        self.requirement = requirement
+
+    def compile(self, stack) -> list[str]:
+        self.calls.append((stack.python, stack.framework("torch")))
+        raise NoWheels(self.requirement, stack.python, f"Because {self.requirement} has no usable wheels")
+
+    def page(self, index: str, name: str):
+        return ("a-1.0-cp39-cp39-manylinux_2_17_x86_64.whl", "a-1.2-cp312-cp312-manylinux_2_17_x86_64.whl",
+                "a-1.2-cp313-cp313-manylinux_2_17_x86_64.whl") if name == "a" else None
+
+
+def test_the_relax_fix_names_the_nearest_release_with_wheels(matrix):
+    chosen, pinned = run_choice(matrix, ">=2.98", TwoReleases("a==1.0"))
+    assert pinned is None
+    assert [p.message for p in chosen.problems if p.code == "fix-requirement"] == [
+        "relax a to ≥ 1.2 (wheels for 3.12–3.13)"]
+
+
+def test_a_relax_fix_already_in_effect_is_not_offered(matrix):
+    """a>=1.0 already admits 1.2: "relax a to ≥ 1.2" would change nothing."""
+    chosen, _ = run_choice(matrix, ">=2.98", TwoReleases("a>=1.0"))
+    assert [p for p in chosen.problems if p.code == "fix-requirement"] == []
