@@ -158,3 +158,44 @@ def test_an_include_in_a_utf16_file_changes_the_key_too(project_dir):
     before = key(project_dir)
     (project_dir / "extra.txt").write_text("six==1.17.0\n")
     assert key(project_dir) != before
+
+
+def test_the_ca_bundle_the_build_reads_changes_the_key(project_dir):
+    (project_dir / "corp-ca.pem").write_text("one\n")
+    config = project_dir / "cudaenv.toml"
+    config.write_text(config.read_text().replace("[build]\n", '[build]\nca_cert = "corp-ca.pem"\n', 1))
+    before = key(project_dir)
+    (project_dir / "corp-ca.pem").write_text("two\n")
+    assert key(project_dir) != before
+
+
+@pytest.mark.parametrize("name", ["NETRC", "HOME"])
+def test_where_credentials_are_read_from_changes_the_key(project_dir, monkeypatch, tmp_path, name):
+    before = key(project_dir)
+    monkeypatch.setenv(name, str(tmp_path / "elsewhere"))
+    assert key(project_dir) != before
+
+
+def test_a_tree_is_its_files_bytes_or_stats_without_bytecode(tmp_path):
+    import hashlib
+
+    from cudaenv.images.key import _tree
+
+    def digest(contents: bool) -> str:
+        found = hashlib.sha256()
+        _tree(found, "t", str(tmp_path / "t"), contents=contents)
+        return found.hexdigest()
+
+    (tmp_path / "t" / "sub").mkdir(parents=True)
+    (tmp_path / "t" / "a.py").write_text("one")
+    (tmp_path / "t" / "sub" / "b.j2").write_text("two")
+    by_bytes, by_stat = digest(True), digest(False)
+    (tmp_path / "t" / "a.pyc").write_bytes(b"\0")
+    (tmp_path / "t" / "a.pyo").write_bytes(b"\0")
+    (tmp_path / "t" / "__pycache__").mkdir()
+    (tmp_path / "t" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert (digest(True), digest(False)) == (by_bytes, by_stat)  # bytecode is no input
+    (tmp_path / "t" / "sub" / "b.j2").write_text("TWO")
+    assert digest(True) != by_bytes
+    (tmp_path / "t" / "sub" / "c.j2").write_text("new")
+    assert digest(False) != by_stat
