@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from cudaenv.engine import ImageInfo
 from cudaenv.images.accounting import account, is_stack_base, prune
 from cudaenv.images.stackbase import local_reference
@@ -175,3 +177,82 @@ def test_a_registry_prefixed_base_name_is_cudaenvs_own():
 
     assert is_own_name("cudaenv-base:hash-0123") and is_own_name("registry.example:5000/team/cudaenv-base:stack")
     assert not is_own_name("mine:keep") and not is_own_name("cudaenv-base-mine:x") and not is_own_name("x/my-cudaenv-base:y")
+
+
+def test_the_json_report_whole():
+    """`cudaenv images --json` is read by scripts: every key, every value, for a base, a project on
+    it, a user's own image on it and a project image on no base."""
+    labels = {**BASE.labels, "io.cudaenv.stack": '{"cuda": "12.4", "python": "3.12"}'}
+    base = replace(BASE, labels=labels)
+    stray = image("s", [OS, REQ_B], [100, 3], project="stray")
+    report = account([base, ALPHA, USER_IMAGE, stray]).as_dict()
+    assert report == {
+        "stacks": [{
+            "base": "cudaenv-base:stack", "image_id": base.id, "tags": list(base.tags), "content_hash": "h" * 32,
+            "stack": {"cuda": "12.4", "python": "3.12"}, "bytes": 5120, "layers": 3, "used": True,
+            "projects": [{"project": "alpha", "image": "alpha:a", "image_id": ALPHA.id, "tags": ["alpha:a"],
+                          "adds_bytes": 8, "layers_added": 2, "exact": True}],
+            "other_images": [{"image": "my-own-tool:latest", "image_id": USER_IMAGE.id,
+                              "tags": ["my-own-tool:latest"]}]}],
+        "unattached": [{"project": "stray", "image": "stray:s", "image_id": stray.id, "tags": ["stray:s"],
+                        "adds_bytes": 103, "layers_added": 2, "exact": True}],
+        # cudaenv's images only: a user's own image on the base is listed, not counted
+        "disk": {"distinct_bytes": 5120 + 8 + 3, "summed_bytes": 5120 + 5128 + 103,
+                 "saved_bytes": 5120 + 5128 + 103 - (5120 + 8 + 3), "measured_by": "distinct layer chain IDs"},
+    }
+
+
+@pytest.mark.parametrize("label", [None, "not json", "[1, 2]"], ids=["missing", "not-json", "not-an-object"])
+def test_a_stack_label_that_is_no_object_reads_as_none(label):
+    labels = dict(BASE.labels)
+    if label is not None:
+        labels["io.cudaenv.stack"] = label
+    assert account([replace(BASE, labels=labels)]).as_dict()["stacks"][0]["stack"] is None
+
+
+def test_a_removal_says_what_it_freed_or_why_not():
+    from cudaenv.images.accounting import Removal
+
+    assert Removal("cudaenv-base:x", "sha256:1", 10, False, "in use").as_dict() == {
+        "base": "cudaenv-base:x", "image_id": "sha256:1", "bytes": 10, "removed": False, "reason": "in use"}
+
+
+class RefusingEngine(RecordingEngine):
+    """The engine refuses to remove an image a container uses; an image it keeps stays visible."""
+
+    def __init__(self, refuse: bool, keep: bool):
+        super().__init__()
+        self.refuse, self.keep = refuse, keep
+
+    def remove_image(self, reference, *, force=False):
+        from cudaenv.errors import EngineError
+
+        if self.refuse:
+            raise EngineError("conflict: unable to remove repository reference (must force) - container abc is using "
+                              "its referenced image\nsecond line")
+        super().remove_image(reference, force=force)
+
+    def image_info(self, reference):
+        return object() if self.keep else None
+
+
+def test_prune_says_why_a_base_stays_and_goes_on():
+    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",), digest="o" * 32)
+    [refused] = prune(RefusingEngine(refuse=True, keep=True), account([other]))
+    assert (refused.base, refused.removed, refused.bytes) == ("cudaenv-base:other", False, 400)
+    assert refused.reason == ("conflict: unable to remove repository reference (must force) - container abc is using "
+                              "its referenced image")
+    [kept] = prune(RefusingEngine(refuse=False, keep=True), account([other]))
+    assert kept.removed is False and kept.reason == "the engine kept it (another name or a container uses it)"
+    [gone] = prune(RefusingEngine(refuse=False, keep=False), account([other]))
+    assert gone.removed is True and gone.reason == "" and gone.image_id == other.id
+
+
+def test_prune_reports_each_base_it_removes_as_it_goes():
+    lines = []
+    other = image("f", [OS, FW_AGAIN], [100, 300], base=True, tags=("cudaenv-base:other",), digest="o" * 32)
+    prune(RecordingEngine(), account([other]), progress=lines.append)
+    assert lines == ["removing unused stack base cudaenv-base:other"]
+    kept = replace(other, tags=(*other.tags, "mine:keep"))
+    prune(RecordingEngine(), account([kept]), progress=lines.append)
+    assert lines[-1] == "keeping unused stack base cudaenv-base:other: also tagged mine:keep"
