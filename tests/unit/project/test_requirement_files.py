@@ -412,3 +412,15 @@ def test_a_url_requirement_keeps_its_line_and_text(tmp_path):
     found = read(tmp_path, "-c pins.txt\n", pins_txt="https://example.com/a-1.0-py3-none-any.whl\n")
     assert [(line.where, line.text, line.constraint) for line in found.lines] == [
         ("pins.txt:1", "https://example.com/a-1.0-py3-none-any.whl", True)]
+
+
+def test_options_written_with_pips_legacy_equals_sign_read_as_pip_reads_them(tmp_path):
+    """`-r=FILE`, `-f=DIR`, `--extra-index-url==URL`: pip drops the leading '=' of an option value
+    (names that start with X, like the letters a mutation might strip, keep theirs)."""
+    (tmp_path / "Xwheels").mkdir()
+    (tmp_path / "Xbase.txt").write_text("six\n")
+    found = read(tmp_path, "-r=Xbase.txt\n-f=Xwheels\n--extra-index-url==https://e.example/simple\n"
+                           "--index-url==https://i.example/simple\n")
+    assert texts(found) == [("Xbase.txt:1", "six")]
+    assert found.find_links == ("Xwheels",)
+    assert (found.extra_index_urls, found.index_url) == (("https://e.example/simple",), "https://i.example/simple")
