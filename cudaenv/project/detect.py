@@ -71,8 +71,8 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
         detected.other_requirements.append(str(requirement))
         detected.found.append(f"{requirement} ({origin}: on the CPU)")
         return
-    if FRAMEWORK_NAMES.get(name) in on_cpu:
-        detected.cpu_only.add("torch" if FRAMEWORK_NAMES[name] in ("torch", "torchvision", "torchaudio") else name)
+    if FRAMEWORK_NAMES.get(name) in on_cpu:  # only PyTorch has a CPU index: its companions mean torch too
+        detected.cpu_only.add("torch")
         detected.other_requirements.append(str(requirement))
         detected.found.append(f"{requirement} ({origin}: on the CPU, from its index)")
         return
@@ -101,7 +101,7 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
     if _canonical(name) == "jaxlib":
         spec = ""  # jaxlib's numbers are not jax's (jax 0.3.4 with jaxlib 0.3.2): the jax release picks it
     exact = [item.version.split("+")[0] for item in requirement.specifier if item.operator in ("==", "===")
-             and "*" not in item.version and _canonical(name) != "jaxlib" and _is_version(item.version.split("+")[0])]
+             and _canonical(name) != "jaxlib" and _is_version(item.version.split("+")[0])]  # 2.1.* is no version
     for version in exact:  # two exact pins of one framework: name both lines, not "no such release"
         other = next(((v, w) for v, w in detected.exact_pins.get(key, []) if Version(v) != Version(version)), None)
         if other is not None:

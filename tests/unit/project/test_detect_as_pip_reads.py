@@ -313,3 +313,130 @@ def test_an_arbitrary_equality_pin_is_read_without_contradiction(tmp_path):
     assert detect_project(tmp_path).frameworks == {"torch": "===2.1.0,===2.1.0"}
     (tmp_path / "requirements.txt").write_text("torch==2.1.*\ntorch==2.1.2\n")
     assert detect_project(tmp_path).frameworks == {"torch": "==2.1.*,==2.1.2"}  # a series is no exact pin
+
+
+# --- what a mutation run left: each rule of detection pinned down ---------------------------------
+
+
+def test_what_detection_says_of_each_line(tmp_path):
+    (tmp_path / "requirements.txt").write_text("--extra-index-url https://download.pytorch.org/whl/cpu\n"
+                                               "torchvision==0.19.1\ntensorflow-cpu==2.15.0\naccelerate\n"
+                                               "jax[cuda12]==0.4.30\n")
+    assert detect_project(tmp_path).found == [
+        "torchvision==0.19.1 (requirements.txt: on the CPU, from its index)",
+        "tensorflow-cpu==2.15.0 (requirements.txt: on the CPU)", "jax[cuda12]==0.4.30 (requirements.txt)"]
+    (tmp_path / "requirements.txt").write_text("accelerate\n")
+    assert detect_project(tmp_path).found == ["torch through accelerate (requirements.txt)"]
+
+
+def test_a_cpu_jaxlib_is_jax_on_the_cpu(tmp_path):
+    (tmp_path / "requirements.txt").write_text("jaxlib[cpu]==0.4.30\n")
+    found = detect_project(tmp_path)
+    assert found.cpu_only == {"jax"} and found.frameworks == {}
+
+
+def test_a_carrier_after_one_skipped_still_brings_its_framework(tmp_path):
+    (tmp_path / "requirements.txt").write_text("tensorflow-cpu\ntf_keras\naccelerate\n")
+    assert detect_project(tmp_path).frameworks == {"torch": ""}
+
+
+def test_arbitrary_pins_that_are_no_versions_are_not_compared(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch===foo\ntorch===bar\n")
+    assert detect_project(tmp_path).frameworks == {"torch": "===foo,===bar"}
+
+
+def test_each_place_of_a_duplicated_distribution_is_named(tmp_path):
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.15\ntensorflow-cpu\ntensorflow<2.17\n")
+    with pytest.raises(UserError, match=r"^tensorflow \(requirements.txt:1, requirements.txt:3\); tensorflow-cpu "
+                                        r"\(requirements.txt:2\): "):
+        detect_project(tmp_path)
+
+
+SPLIT_AT = 'torch==2.1.2; python_version < "{at}"\ntorch==2.5.1; python_version >= "{at}"\n'
+
+
+def test_markers_that_split_a_requires_python_narrow_it_and_say_so(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.8"\n')
+    (tmp_path / "requirements.txt").write_text(SPLIT_AT.format(at="3.12"))
+    found = detect_project(tmp_path)
+    assert found.python == ">=3.8,>=3.12" and found.frameworks == {"torch": "==2.5.1"}
+    assert "Python >=3.12 (the requirement files' markers pick these lines for it)" in found.found
+
+
+def test_markers_that_split_below_a_requires_python_leave_it_alone(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.10"\n')
+    (tmp_path / "requirements.txt").write_text(SPLIT_AT.format(at="3.10"))
+    found = detect_project(tmp_path)
+    assert found.python == ">=3.10" and found.frameworks == {"torch": "==2.5.1"}
+    assert not [note for note in found.found if "markers pick" in note]
+
+
+def test_the_newest_python_decides_when_a_marker_names_it(tmp_path):
+    (tmp_path / "requirements.txt").write_text('torch==2.9.0; python_version >= "3.20"\n'
+                                               'torch==2.5.1; python_version < "3.20"\n')
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.9.0"}
+
+
+def test_a_python_range_no_candidate_meets_reads_markers_for_none(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=4.0"\n')
+    (tmp_path / "requirements.txt").write_text('torch==2.1.2; python_version < "3.12"\nnumpy\n')
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.1.2"}
+
+
+@pytest.mark.parametrize("text, frameworks", [
+    ("dependencies:\n", {}),
+    ("dependencies:\n  - pip:\n  - pytorch=2.1.0\n", {"torch": "==2.1.0"}),
+    ("dependencies:\n  - '!!!'\n  - pytorch=2.1.0\n", {"torch": "==2.1.0"}),
+    ("dependencies:\n  - pytorch=2.*.1\n  - jax=0.4.30\n", {"jax": "==0.4.30"}),
+    ("dependencies:\n  - pip:\n    - torch==2.1.0\n  - numpy\n  - pip:\n    - jax==0.4.30\n", {"torch": "==2.1.0", "jax": "==0.4.30"}),
+], ids=["null-dependencies", "null-pip", "unreadable-spec-first", "invalid-version-first", "two-pip-lists"])
+def test_conda_entries_after_an_odd_one_are_still_read(tmp_path, text, frameworks):
+    (tmp_path / "environment.yml").write_text(text)
+    assert detect_project(tmp_path).frameworks == frameworks
+
+
+def test_a_pip_entry_of_mappings_is_refused(tmp_path):
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - pip:\n    - {a: b}\n")
+    with pytest.raises(UserError, match=r"^environment.yml:2: dependencies: the pip entry must be a list of requirement lines$"):
+        detect_project(tmp_path)
+
+
+def test_an_environment_files_messages_word_for_word(tmp_path):
+    import yaml
+
+    path = tmp_path / "environment.yml"
+    path.write_text("dependencies: 5\n")
+    with pytest.raises(UserError) as caught:
+        detect_project(tmp_path)
+    assert str(caught.value) == "environment.yml:1: dependencies: expected a list of package specs, got '5'"
+    path.write_text("dependencies: [\n")
+    try:
+        yaml.compose("dependencies: [\n", Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0]
+    with pytest.raises(UserError) as caught:
+        detect_project(tmp_path)
+    assert str(caught.value) == f"{path}: invalid YAML: {first}"
+    path.write_text("dependencies: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(UserError) as caught:
+        detect_project(tmp_path)
+    assert str(caught.value) == f"{path}: invalid YAML: nested too deeply"
+
+
+def test_markers_in_a_conda_pip_list_are_read_for_the_conda_python(tmp_path):
+    (tmp_path / "environment.yml").write_text(
+        'dependencies:\n  - python=3.12\n  - pip:\n    - torch==2.1.2; python_version < "3.12"\n'
+        '    - torch==2.5.1; python_version >= "3.12"\n')
+    assert detect_project(tmp_path).frameworks == {"torch": "==2.5.1"}
+
+
+@pytest.mark.parametrize("spec, python", [("python=3.10.13", "3.10"), ("python=3.9.*", "3.9"), ("python=3.*", "3")],
+                         ids=["release", "series", "major"])
+def test_a_conda_python_is_its_major_minor(tmp_path, spec, python):
+    (tmp_path / "environment.yml").write_text(f"dependencies:\n  - {spec}\n")
+    assert detect_project(tmp_path).python == python
+
+
+def test_python_version_is_noted(tmp_path):
+    (tmp_path / ".python-version").write_text("3.11\n")
+    assert detect_project(tmp_path).found == ["Python 3.11 (.python-version)"]
