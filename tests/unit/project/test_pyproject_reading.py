@@ -256,3 +256,71 @@ def test_a_group_after_an_unknown_include_still_reads(tmp_path):
     lines, _ = pyproject(tmp_path, '[dependency-groups]\ndev = [{include-group = "gone"}, {include-group = "a"}]\n'
                                    'a = ["x"]\n')
     assert [str(line.requirement) for line in lines] == ["x"]
+
+
+# --- what a mutation run left -----------------------------------------------------------------------
+
+
+def test_dotted_keys_on_the_first_line_are_found_there(tmp_path):
+    lines, _ = pyproject(tmp_path, 'project.dependencies = ["torch>=2"]\n')
+    assert [line.where for line in lines] == ["pyproject.toml:1"]
+
+
+@pytest.mark.parametrize("text", ['[tool.poetry]\nname = "x"\n', '[tool.poetry.group.dev]\noptional = false\n',
+                                  'tool = 5\n', '[tool]\npoetry = "x"\n'],
+                         ids=["poetry-without-dependencies", "group-without-dependencies", "tool-scalar",
+                              "poetry-scalar"])
+def test_tables_that_hold_no_dependencies_read_as_none(tmp_path, text):
+    assert pyproject(tmp_path, text) == ([], None)
+
+
+def test_a_poetry_entry_without_a_version_is_any_version(tmp_path):
+    lines, _ = pyproject(tmp_path, '[tool.poetry.dependencies]\ntorch = {extras = ["a", "b"]}\n')
+    assert [line.text for line in lines] == ["torch[a,b]"]
+
+
+def test_a_poetry_entry_keeps_its_markers_and_its_python_together(tmp_path):
+    lines, _ = pyproject(tmp_path, '[tool.poetry.dependencies]\n'
+                                   'torch = {version = "2.1.0", markers = "sys_platform == \'linux\'", python = ">=3.9"}\n')
+    assert [line.text for line in lines] == ['torch==2.1.0; sys_platform == "linux" and python_version >= "3.9"']
+
+
+def test_caret_after_another_part_keeps_both(tmp_path):
+    assert poetry_specifier("<2.5,^2.1", "here") == "<2.5,>=2.1,<3.0"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[tool.poetry.dependencies]\ntorch = {version = "2", python = "1 || 2"}\n',
+     "tool.poetry.dependencies: torch.python: '1 || 2': Poetry's '||'"),
+    ('[tool.poetry.dependencies]\npython = "3 || 4"\n', "tool.poetry.dependencies.python: '3 || 4': Poetry's '||'"),
+    ('[tool.poetry.dependencies]\ntorch = "^x"\n', "tool.poetry.dependencies: torch: '^x' is not a Poetry version"),
+    ('[dependency-groups]\ndev = ["torch>>2"]\n', "dependency-groups.dev: 'torch>>2' is not a PEP 508 requirement"),
+    ('[tool.poetry.dependencies]\ntorch = [1]\n', "tool.poetry.dependencies: torch: several constraints for one "
+                                                 "package (a Poetry list) are not supported; keep one"),
+], ids=["entry-python", "project-python", "entry-version", "group-requirement", "entry-list"])
+def test_each_poetry_and_group_message_names_its_field(tmp_path, text, message):
+    with pytest.raises(UserError) as caught:
+        pyproject(tmp_path, text)
+    assert str(caught.value).startswith(f"{tmp_path / 'pyproject.toml'}: {message}")
+
+
+def test_a_long_invalid_dependency_is_shown_cut_and_with_the_parsers_first_line(tmp_path):
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    item = "torch" + "!" * 100
+    try:
+        Requirement(item)
+    except InvalidRequirement as exc:
+        first = str(exc).splitlines()[0][:120]
+    with pytest.raises(UserError) as caught:
+        pyproject(tmp_path, f'[project]\ndependencies = ["{item}"]\n')
+    assert str(caught.value) == (f"{tmp_path / 'pyproject.toml'}: project.dependencies: {item[:80]!r} is not a PEP "
+                                 f"508 requirement ({first})")
+
+
+def test_a_toml_integer_past_pythons_limit_is_named(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text("v = " + "1" * 5000 + "\n")
+    with pytest.raises(UserError) as caught:
+        read_toml(path)
+    assert str(caught.value).startswith(f"{path}: invalid TOML: Exceeds the limit (4300 digits) for integer string")
