@@ -424,3 +424,109 @@ def test_options_written_with_pips_legacy_equals_sign_read_as_pip_reads_them(tmp
     assert texts(found) == [("Xbase.txt:1", "six")]
     assert found.find_links == ("Xwheels",)
     assert (found.extra_index_urls, found.index_url) == (("https://e.example/simple",), "https://i.example/simple")
+
+
+# --- what the last mutation run left in the reader ----------------------------------------------------
+
+
+def test_markers_are_read_for_the_images_platform_whatever_machine_runs_cudaenv(tmp_path, monkeypatch):
+    import packaging.markers
+
+    mac = dict(packaging.markers.default_environment(), sys_platform="darwin", platform_system="Darwin",
+               platform_machine="arm64", os_name="posix")
+    monkeypatch.setattr(packaging.markers, "default_environment", lambda: dict(mac))
+    found = read(tmp_path, 'a; sys_platform == "linux" and platform_machine == "x86_64"\nb; sys_platform == "darwin"\n')
+    assert [line.applies("3.12") for line in found.lines] == [True, False]
+
+
+def test_a_marker_that_cannot_be_evaluated_does_not_hold(tmp_path):
+    assert [line.applies("3.12") for line in read(tmp_path, 'a; extra == "gpu"\n').lines] == [False]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("six; platform_release != 'a/b'", None),
+    ("a/b @ https://example.com/x.whl", "requirements.txt:1: 'a/b @ https://example.com/x.whl' is not a requirement "
+                                        "pip can read ("),
+    ("~pkg", "requirements.txt:1: '~pkg' is outside the project directory; the image holds only the project's files"),
+    ("torch --hash=sha256:00 extra", "requirements.txt:1: unexpected 'extra' after the requirement"),
+    ("--pre a b", "requirements.txt:1: unexpected 'a b' after an option"),
+    ("--index-url ftp://example.com/simple", "requirements.txt:1: 'ftp://example.com/simple': an index must be an "
+                                             "http(s):// URL"),
+], ids=["slash-in-a-marker", "slash-name-at-url", "tilde-name", "argument-after-requirement", "two-arguments",
+        "index-url-scheme"])
+def test_lines_at_the_edges_of_the_path_and_option_rules(tmp_path, line, message):
+    if message is None:
+        assert texts(read(tmp_path, f"{line}\n")) == [("requirements.txt:1", 'six; platform_release != "a/b"')]
+        return
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, f"{line}\n")
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize("data, reason", [(b"torch\n\xff\n", "invalid start byte"),
+                                          (b"# coding: undefined\ntorch\n",
+                                           "decoding with 'undefined' codec failed (UnicodeError: undefined encoding)")],
+                         ids=["bad-byte", "unknown-coding"])
+def test_a_file_that_does_not_decode_says_why_word_for_word(tmp_path, data, reason):
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, data)
+    assert str(caught.value) == f"requirements.txt: not UTF-8 text ({reason}); save it as UTF-8"
+
+
+def test_a_wheel_url_with_only_a_fragment_names_its_wheel(tmp_path):
+    found = read(tmp_path, "https://example.com/x/torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl#sha256=00\n")
+    assert [line.requirement.name for line in found.lines] == ["torch-scatter"]
+
+
+def test_a_wheel_file_named_bare_is_a_local_archive(tmp_path):
+    (tmp_path / "a-1.0-py3-none-any.whl").write_bytes(b"wheel")
+    found = read(tmp_path, "a-1.0-py3-none-any.whl\n")
+    assert texts(found) == [("requirements.txt:1", "a==1.0")] and found.find_links == (".",)
+
+
+def test_an_editable_folder_is_found_beside_the_file_before_the_root(tmp_path):
+    (tmp_path / "reqs" / "pkg").mkdir(parents=True)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "reqs" / "dev.txt").write_text("-e pkg\n-e lib\n./pkg\n")
+    assert read(tmp_path, "-r reqs/dev.txt\n").own_code == ("reqs/pkg", "lib")
+
+
+def test_extras_of_the_projects_own_code_lose_their_blanks(tmp_path):
+    assert read(tmp_path, ".[dev, test]\n").own_code == (".[dev,test]",)
+
+
+def test_find_links_as_a_file_url_is_a_folder_in_the_project(tmp_path):
+    (tmp_path / "wheels").mkdir()
+    assert read(tmp_path, f"--find-links file://{tmp_path}/wheels\n").find_links == ("wheels",)
+
+
+def test_a_constraint_that_is_a_path_is_refused(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, "-c pins.txt\n", pins_txt="./pkg\n")
+    assert str(caught.value) == "pins.txt:1: './pkg': a constraint must name a package"
+
+
+def test_an_include_outside_the_project_names_it(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "outside.txt").write_text("six\n")
+    with pytest.raises(UserError) as caught:
+        read(tmp_path / "p", "-r ../outside.txt\n")
+    assert str(caught.value) == (f"requirements.txt:1: {tmp_path / 'p'}/../outside.txt is outside the project "
+                                 f"directory {tmp_path / 'p'}; the image holds only the project's files")
+
+
+def test_a_wheel_folder_a_build_mount_cannot_carry_is_refused_word_for_word(tmp_path):
+    (tmp_path / "w,x").mkdir()
+    (tmp_path / "w,x" / "a-1.0-py3-none-any.whl").write_bytes(b"wheel")
+    (tmp_path / "my wheels").mkdir()
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, "./w,x/a-1.0-py3-none-any.whl\n")
+    assert str(caught.value) == ("requirements.txt:1: './w,x/a-1.0-py3-none-any.whl': the wheel's folder reaches the "
+                                 "image as a build mount, whose path may hold only letters, digits and . _ - + / "
+                                 "(rename it)")
+    with pytest.raises(UserError) as caught:
+        read(tmp_path, '--find-links "./my wheels"\n')
+    assert str(caught.value) == ("requirements.txt:1: --find-links './my wheels': a folder in the project reaches the "
+                                 "image as a build mount, whose path may hold only letters, digits and . _ - + / "
+                                 "(rename it)")
