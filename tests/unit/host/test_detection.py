@@ -385,3 +385,56 @@ def test_nvml_memory_is_whole_mib_and_its_errors_are_said(tmp_path, monkeypatch)
     monkeypatch.setenv("CUDAENV_FAKE_NVML_RECORDING", str(tmp_path / "nvml.json"))
     info = from_nvml()
     assert all(isinstance(g.memory_mib, int) for g in info.gpus) and info.gpus[0].memory_mib > 1000
+
+
+def test_fields_smi_was_not_asked_for_take_their_defaults():
+    from cudaenv.hosts.detect import parse_smi_csv
+
+    driver, gpus = parse_smi_csv("GPU-1, 535.104.05\n", ("uuid", "driver_version"))
+    assert driver == "535.104.05" and [(g.index, g.name, g.uuid) for g in gpus] == [(0, "?", "GPU-1")]
+    _, gpus = parse_smi_csv("3, NVIDIA A100, 8.0, 100, GPU-3, 535.104.05\n",
+                            ("index", "name", "compute_cap", "memory.total", "uuid", "driver_version"))
+    assert gpus[0].index == 3
+
+
+def test_the_oldest_driver_is_taken_by_number_not_by_text():
+    from cudaenv.hosts.detect import QUERY_FIELDS, parse_smi_csv
+
+    driver, _ = parse_smi_csv("0, A, 8.0, 1, G0, 535.104.05\n1, A, 8.0, 1, G1, 535.54.03\n", QUERY_FIELDS)
+    assert driver == "535.54.03"
+    assert parse_smi_csv("", QUERY_FIELDS) == (None, ())
+    assert parse_smi_csv("0, A, 8.0, 1, G0, 535.104\n", QUERY_FIELDS)[0] == "535.104"  # two parts are a version
+
+
+def test_an_smi_line_with_too_few_fields_is_quoted_word_for_word():
+    from cudaenv.hosts.detect import parse_smi_csv
+
+    with pytest.raises(HostDetectionError) as caught:
+        parse_smi_csv("0, A\n", ("index", "name", "driver_version"))
+    assert str(caught.value) == ("nvidia-smi printed an unexpected line (wanted 3 fields index, name, driver_version): "
+                                 "'0, A'")
+
+
+def test_an_nvrm_line_ending_at_its_version_reads():
+    from cudaenv.hosts.detect import parse_proc_version
+
+    assert parse_proc_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05\n") == ("535.104.05",
+                                                                                                   "proprietary")
+
+
+@pytest.mark.parametrize("text, driver", [("535.104\n", "535.104"), ("535\n", None), ("53\xff5.1\n", None)],
+                         ids=["two-parts", "one-part", "undecodable"])
+def test_a_sysfs_version_needs_two_parts(tmp_path, text, driver):
+    sysfs = tmp_path / "sys" / "module" / "nvidia"
+    sysfs.mkdir(parents=True)
+    (sysfs / "version").write_bytes(text.encode("latin-1"))
+    if driver is not None:
+        assert from_kernel(tmp_path).driver == driver
+    else:
+        with pytest.raises(HostDetectionError, match="expected a driver version like 535.104.05"):
+            from_kernel(tmp_path)
+
+
+def test_an_nvidia_smi_that_cannot_start_is_a_clear_error(tmp_path):
+    with pytest.raises(HostDetectionError, match=r"^nvidia-smi failed to run: \[Errno 2\]"):
+        from_nvidia_smi(str(tmp_path / "no-such-nvidia-smi"))
