@@ -102,12 +102,10 @@ def _project_lines(root: Path, detected) -> list[str]:
 
 
 def _admits(spec: str, version: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from cudaenv.versions import parse_specifier, specifier_contains
 
-    try:
-        return SpecifierSet(spec).contains(version, prereleases=True)
-    except InvalidSpecifier:
-        return False
+    parsed = parse_specifier(spec)
+    return parsed is not None and specifier_contains(parsed, version)
 
 
 def capped_carriers(detected) -> dict[str, list[str]]:
@@ -158,9 +156,11 @@ def add_graph_frameworks(root: Path, detected, *, exclude_newer: str | None = No
         if unnamed:
             detected.frameworks[framework] = ""
             detected.found.append(f"{framework} through {via} (dependency graph)")
-        elif framework in capped and framework in detected.frameworks and series_range(version) \
+            continue
+        series = series_range(version)
+        if framework in capped and framework in detected.frameworks and series \
                 and _admits(detected.frameworks[framework], version):
             own = detected.frameworks[framework]
-            detected.frameworks[framework] = ",".join(p for p in (own, series_range(version)) if p)
-            detected.found.append(f"{framework} {series_range(version)}: what {', '.join(capped[framework])} "
-                                  f"allows (dependency graph)")
+            detected.frameworks[framework] = ",".join(p for p in (own, series) if p)
+            detected.found.append(f"{framework} {series}: what {', '.join(capped[framework])} "
+                                  "allows (dependency graph)")
