@@ -88,17 +88,14 @@ def graph_versions(compiled: str) -> dict[str, tuple[str, str]]:
 def _project_lines(root: Path, detected) -> list[str]:
     """Every requirement the project's files make (frameworks included: a graph without the
     project's own jax==0.10.2 would resolve the newest jax), read by the one reader, for uv."""
-    from cudaenv.project.inputs import read_project_requirements
+    from cudaenv.project.inputs import read_project_requirements, uv_lines
 
     files = list(detected.requirement_files)
     if (root / "pyproject.toml").is_file():
         files.append("pyproject.toml")
     if detected.conda_file:
         files.append(detected.conda_file)
-    read = read_project_requirements(root, files)
-    lines = [line.text for line in read.lines if line.local is None and not line.constraint]
-    return lines + [f"-e {(root / line.local).resolve()}" if line.editable else str((root / line.local).resolve())
-                    for line in read.lines if line.local is not None and line.applies()]
+    return uv_lines(read_project_requirements(root, files), root.resolve())
 
 
 def _admits(spec: str, version: str) -> bool:

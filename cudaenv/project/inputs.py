@@ -39,6 +39,22 @@ def read_project_requirements(root: Path, requirements) -> RequirementFiles:
     return merge(parts)
 
 
+def uv_lines(read: RequirementFiles, root: Path) -> list[str]:
+    """The requirements of ``read`` as lines uv reads (constraints aside): each named requirement
+    as written, the project's own code by its absolute path (``-e`` kept, its marker too), so that
+    uv resolves what cudaenv read from wherever it runs."""
+    lines = []
+    for line in read.lines:
+        if line.constraint:
+            continue
+        if line.local is None:
+            lines.append(line.text)
+            continue
+        path = f"-e {Path(root) / line.local}" if line.editable else str(Path(root) / line.local)
+        lines.append(f"{path} ; {line.marker}" if line.marker is not None else path)
+    return lines
+
+
 def merge(parts) -> RequirementFiles:
     from cudaenv.project.reqfile import RequirementFileError
 

@@ -391,7 +391,7 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
     /workspace)."""
     if not project.requirements and not stack.requirements:
         return []
-    from cudaenv.project.inputs import read_project_requirements
+    from cudaenv.project.inputs import read_project_requirements, uv_lines
 
     root = project.root.resolve()  # uv runs in the project directory: a relative root would count twice
     read = read_project_requirements(root, project.requirements)
@@ -399,9 +399,7 @@ def compile_requirements(project: Project, stack: Stack, *, ca_bundle: str | Non
         frameworks_in = Path(tmp) / "frameworks.in"
         frameworks_in.write_text("".join(f"{line}\n" for line in stack.requirements))
         project_in = Path(tmp) / "project.in"
-        project_in.write_text("".join(
-            (f"-e {root / line.local}\n" if line.editable else f"{root / line.local}\n") if line.local is not None
-            else f"{line.text}\n" for line in read.lines if not line.constraint))
+        project_in.write_text("".join(f"{line}\n" for line in uv_lines(read, root)))
         options = []
         constraints = [line.text for line in read.lines if line.constraint]
         if constraints:

@@ -324,3 +324,13 @@ def test_a_toml_integer_past_pythons_limit_is_named(tmp_path):
     with pytest.raises(UserError) as caught:
         read_toml(path)
     assert str(caught.value).startswith(f"{path}: invalid TOML: Exceeds the limit (4300 digits) for integer string")
+
+
+def test_uv_is_handed_the_projects_code_by_path_with_its_marker(tmp_path):
+    from cudaenv.project.inputs import uv_lines
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "requirements.txt").write_text("-c pins.txt\nsix\n-e .\n./sub ; python_version < '3.9'\n")
+    (tmp_path / "pins.txt").write_text("six<2\n")
+    read = read_project_requirements(tmp_path, ["requirements.txt"])
+    assert uv_lines(read, tmp_path) == ["six", f"-e {tmp_path}", f'{tmp_path}/sub ; python_version < "3.9"']
