@@ -42,6 +42,9 @@ class Build:
     on_pypi: bool = False  # an index build that PyPI also serves (torch: the release's pypi_cuda variant)
     ptx_unusable_on: tuple[str, ...] = ()  # capabilities where its PTX is reported not to run: SASS only there
     ptx_unusable_source: str = ""  # the reports that say so
+    # PEP 592: the release was yanked on PyPI (the reason, "" when PyPI gives none). pip and uv
+    # install a yanked release only for an exact pin (==X / ===X), so only such a pin chooses it
+    yanked: str | None = None
 
     @property
     def label(self) -> str:
@@ -68,6 +71,7 @@ def _torch(matrix: "Matrix") -> list[Build]:
                 cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
                 index_url=variant.index_url, find_links=None, pins=pins, brings_own_cuda=True,
                 established=variant.established, on_pypi=variant.cuda == release.pypi_cuda,
+                yanked=release.yanked,
             ))
     return out
 
@@ -89,6 +93,7 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
             cudnn=release.cudnn, cudnn_range=None, requirements=(f"{name}=={release.version}",), companions=companions,
             index_url=None, find_links=None, pins=release.and_cuda if with_cuda else (), brings_own_cuda=with_cuda,
             caveat=caveat, ptx_unusable_on=release.ptx_unusable_on, ptx_unusable_source=release.ptx_unusable_source or "",
+            yanked=release.yanked,
         ))
     return out
 
@@ -140,7 +145,7 @@ def _jax(matrix: "Matrix") -> list[Build]:
                 python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx, cudnn=None,
                 cudnn_range=variant.cudnn, requirements=(f"jax[{variant.extra}]=={release.version}",),
                 companions=(("jaxlib", release.jaxlib),), index_url=None, find_links=variant.index_url,
-                pins=variant.requires, brings_own_cuda=not local,
+                pins=variant.requires, brings_own_cuda=not local, yanked=release.yanked,
             ))
     return out
 

@@ -161,6 +161,18 @@ class RowReader:
                 raise MatrixError(f"{self.where}: field {key}.{name!r}: expected a PEP 440 specifier, got {spec!r}")
         return tuple(sorted(value.items()))
 
+    def yanked(self, key: str = "yanked") -> str | None:
+        """PEP 592: ``yanked = true`` (PyPI gives no reason) or ``yanked = "the reason"``; absent: not
+        yanked. Returned as the reason, ``""`` when there is none, None when not yanked."""
+        value = self._get(key, None)
+        if value is None:
+            return None
+        if value is True:
+            return ""
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, "true or PyPI's reason for the yank (a non-empty string)", value)
+        return value
+
     def rows(self, key: str, build: Callable[["RowReader"], Any]) -> tuple:
         value = self._get(key, ())
         if value is None:
@@ -270,7 +282,7 @@ def torch_release(r: RowReader) -> model.TorchRelease:
         torchvision_source=r.source("torchvision_source", default=None),
         pypi_cuda=r.cuda_xy("pypi_cuda", default=None), pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        note=r.str("note", default=""),
+        yanked=r.yanked(), note=r.str("note", default=""),
     ))
 
 
@@ -284,7 +296,7 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         ptx_unusable_on=r.cc_list("ptx_unusable_on", default=()),
         ptx_unusable_source=r.source("ptx_unusable_source", default=None),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        note=r.str("note", default=""),
+        yanked=r.yanked(), note=r.str("note", default=""),
     ))
 
 
@@ -302,7 +314,7 @@ def jax_release(r: RowReader) -> model.JaxRelease:
         version=r.version("version"), jaxlib=r.version("jaxlib"), python=r.python_list(),
         released=r.str("released", default=None), variants=r.rows("variant", jax_variant),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        note=r.str("note", default=""),
+        yanked=r.yanked(), note=r.str("note", default=""),
     ))
 
 

@@ -124,6 +124,7 @@ class TorchRelease:
     pypi_cuda: str | None = None
     pypi_requires: Requires = ()
     pypi_source: str | None = None
+    yanked: str | None = None  # PEP 592: yanked on PyPI, with PyPI's reason ("" when none is given)
     note: str = ""
 
 
@@ -146,6 +147,7 @@ class TensorflowRelease:
     ptx_unusable_on: tuple[str, ...] = ()
     ptx_unusable_source: str | None = None
     pypi_source: str | None = None
+    yanked: str | None = None
     note: str = ""
 
 
@@ -171,6 +173,7 @@ class JaxRelease:
     variants: tuple[JaxVariant, ...] = ()
     released: str | None = None
     pypi_source: str | None = None
+    yanked: str | None = None
     note: str = ""
 
 
@@ -229,6 +232,9 @@ def row_as_dict(row) -> dict:
     out: dict = {}
     for f in fields(row):
         value = getattr(row, f.name)
+        if f.name == "yanked" and value is not None:
+            out["yanked"] = value or True  # the file spells a reasonless yank `yanked = true`
+            continue
         if f.name in _REQUIRES_FIELDS:
             value = dict(value)
         elif isinstance(value, SpecifierSet):

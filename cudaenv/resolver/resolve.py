@@ -167,6 +167,8 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
             ranges = {b.companion(name) for b in builds[framework] if b.companion(name) and not b.companion(name)[0].isdigit()}
             if any(specs_overlap(SpecifierSet(r), spec) for r in ranges):
                 continue  # a range PyPI admits (torchvision_range for torch 2.14.1) covers it
+        if name in FRAMEWORKS:
+            check_not_only_yanked(builds[framework], name, spec)
         if not any(specifier_contains(spec, v) for v in known):
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
             near = nearest_versions(wanted, known) if wanted else []
@@ -180,6 +182,19 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
                                  f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
     for name, tag in constraints.variants:
         check_variant_exists(builds, constraints, name, tag)
+
+
+def check_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
+    """A range that only yanked releases satisfy is bad input naming the yank: pip and uv install a
+    yanked release only for an exact pin, so the range alone can never be installed."""
+    matching = [b for b in builds if specifier_contains(spec, b.version)]
+    if not matching or any(b.yanked is None or pins_exactly(spec, b.version) for b in matching):
+        return
+    newest = max(matching, key=lambda b: Version(b.version))
+    raise UnknownVersion(f"{name} {_spec_text(spec)} matches only releases yanked from PyPI: {yanked_text(newest)}"
+                         + (f" (and {len({b.version for b in matching}) - 1} more)" if len({b.version for b in matching}) > 1 else "")
+                         + f"; pip and uv install a yanked release only for an exact pin (pin {name}=={newest.version} "
+                         "to use it anyway, or allow a release that was not yanked)", field=f"frameworks.{name}")
 
 
 def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag: str) -> None:
@@ -234,6 +249,33 @@ def served_build(build: Build, index: str | None) -> Build | None:
     return build if build.index_url == index else None
 
 
+def pins_exactly(spec: SpecifierSet | None, version: str) -> bool:
+    """Whether ``spec`` names ``version`` by an exact pin (``==X`` without a wildcard, or ``===X``):
+    the only request PEP 592 lets an installer answer with a yanked release, and the only one uv does."""
+    if spec is None:
+        return False
+    return any((c.operator == "===" and c.version == version)
+               or (c.operator == "==" and not c.version.endswith(".*") and parse_version(c.version) == Version(version))
+               for c in spec)
+
+
+def yanked_text(build: Build) -> str:
+    """``jax 0.4.32 was yanked from PyPI`` with PyPI's reason in quotes where it gives one."""
+    reason = f" ({build.yanked!r})" if build.yanked else " (PyPI gives no reason)"
+    return f"{build.framework} {build.version} was yanked from PyPI{reason}"
+
+
+def _admit_yanked(build: Build, spec: SpecifierSet | None) -> Build | None:
+    """A yanked build stays a candidate only for an exact pin of its version, carrying the yank as a
+    caveat (a warning whenever it is chosen); a range never chooses it, as pip and uv do not."""
+    if build.yanked is None:
+        return build
+    if not pins_exactly(spec, build.version):
+        return None
+    caveat = f"{yanked_text(build)}; the exact pin installs it anyway (PEP 592)"
+    return replace(build, caveat=f"{build.caveat}; {caveat}" if build.caveat else caveat)
+
+
 def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list[Build]]:
     builds = framework_builds(matrix)
     out = {}
@@ -241,7 +283,8 @@ def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list
         spec = constraints.spec(name)
         tags = pinned_variants(constraints, name)
         served = (served_build(b, constraints.framework_index) for b in builds[name])
-        out[name] = [b for b in served
+        admitted = (_admit_yanked(b, spec) for b in served if b is not None)
+        out[name] = [b for b in admitted
                      if b is not None and (spec is None or specifier_contains(spec, b.version))
                      and all(b.variant == tag for tag in tags)
                      and _companion_ok(b, constraints) and (constraints.flavor != "wheels" or b.brings_own_cuda)]
@@ -1028,7 +1071,8 @@ def _nearest_fitting(ctx: _Context, relaxed: Constraints, name: str, spec: Speci
         return None
     import bisect
 
-    known = sorted({b.version for b in ctx_builds(ctx.matrix, name)}, key=Version)
+    # a yanked release is never suggested: only an exact pin of it installs, and the user asked for another
+    known = sorted({b.version for b in ctx_builds(ctx.matrix, name) if b.yanked is None}, key=Version)
     where = bisect.bisect_left([Version(v) for v in known], anchors[0])  # the pin's place among the releases
 
     def distance(version: str) -> tuple:

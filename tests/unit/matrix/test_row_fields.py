@@ -33,6 +33,8 @@ BOOL = "true or false"
 TAG = "a tag piece of letters, digits, _ . - (Docker's tag grammar)"
 TAGS = "tag pieces of letters, digits, _ . - (Docker's tag grammar)"
 REQUIRES = "a table of package = specifier"
+YANKED = "true or PyPI's reason for the yank (a non-empty string)"
+YANKED_WRONG = [(False, YANKED), ("", YANKED), (" ", YANKED), (1, YANKED)]
 
 # a complete valid row per kind (every optional field present, each with a value unlike its default)
 TORCH_VARIANT = {"cuda": "12.4", "index_url": "https://download.pytorch.org/whl/cu124", "cudnn": "9.1.0.70",
@@ -62,16 +64,16 @@ ROWS: dict[str, tuple[Any, dict]] = {
         "version": "2.6.0", "released": "2025-01-29", "python": ["3.11", "3.12"], "torchvision": "0.21.0",
         "torchaudio": "2.6.0", "torchvision_range": ">=0.21,<0.22", "torchvision_source": SRC, "pypi_cuda": "12.4",
         "pypi_requires": {"nvidia-cudnn-cu12": "==9.1.0.70"}, "variant": [TORCH_VARIANT], "source": SRC,
-        "pypi_source": SRC, "note": "n"}),
+        "pypi_source": SRC, "yanked": "Contains an incorrect torch dependency", "note": "n"}),
     "tensorflow_release": (load.tensorflow_release, {
         "version": "2.15.1", "python": ["3.11"], "cuda": "12.2", "cudnn": "8.9", "keras": ">=2.15.0,<2.16",
         "compute_capabilities": ["8.0"], "ptx": ["9.0"], "and_cuda": {"nvidia-cudnn-cu12": "==8.9.4.25"},
         "and_cuda_uninstallable": "why", "ptx_unusable_on": ["12.0"], "ptx_unusable_source": SRC, "source": SRC,
-        "pypi_source": SRC, "note": "n"}),
+        "pypi_source": SRC, "yanked": "reason", "note": "n"}),
     "jax_variant": (load.jax_variant, JAX_VARIANT),
     "jax_release": (load.jax_release, {"version": "0.4.30", "jaxlib": "0.4.30", "python": ["3.11"],
                                        "released": "2024-06-18", "variant": [JAX_VARIANT], "source": SRC,
-                                       "pypi_source": SRC, "note": "n"}),
+                                       "pypi_source": SRC, "yanked": "Bad jaxlib GPU release", "note": "n"}),
     "mxnet_variant": (load.mxnet_variant, MXNET_VARIANT),
     "mxnet_release": (load.mxnet_release, {"version": "1.9.1", "python": ["3.8"], "variant": [MXNET_VARIANT],
                                            "source": SRC, "note": "n"}),
@@ -161,6 +163,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "variant": ((), [("cu124", "an array of tables ([[...variant]])")]),
         "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
         "pypi_source": (None, [("PyPI", SOURCE_WANTED)]),
+        "yanked": (None, YANKED_WRONG),
         "note": ("", [("", STRING)]),
     },
     "tensorflow_release": {
@@ -177,6 +180,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "ptx_unusable_source": (None, [("reports", SOURCE_WANTED)]),
         "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
         "pypi_source": (None, [("PyPI", SOURCE_WANTED)]),
+        "yanked": (None, YANKED_WRONG),
         "note": ("", [("", STRING)]),
     },
     "jax_variant": {
@@ -198,6 +202,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "variant": ((), [({"extra": "x"}, "an array of tables ([[...variant]])")]),
         "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
         "pypi_source": (None, [("PyPI", SOURCE_WANTED)]),
+        "yanked": (None, YANKED_WRONG),
         "note": ("", [("", STRING)]),
     },
     "mxnet_variant": {

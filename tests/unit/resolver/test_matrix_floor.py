@@ -62,6 +62,36 @@ def test_every_pypi_release_from_the_floor_is_in_the_matrix(framework):
     assert missing == []
 
 
+def _pypi_yanks(project: str) -> dict[str, str | bool]:
+    """Version -> PyPI's yank (the reason, or True without one) for releases whose every file is yanked."""
+    request = urllib.request.Request(f"https://pypi.org/simple/{project}/",
+                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response)["files"]
+    from packaging.utils import InvalidWheelFilename, InvalidSdistFilename, parse_sdist_filename, parse_wheel_filename
+
+    per_version: dict[str, list] = {}
+    for f in files:
+        try:
+            version = (parse_wheel_filename(f["filename"])[1] if f["filename"].endswith(".whl")
+                       else parse_sdist_filename(f["filename"])[1])
+        except (InvalidWheelFilename, InvalidSdistFilename):
+            continue
+        per_version.setdefault(str(version), []).append(f.get("yanked") or False)
+    return {v: next(y for y in ys if y) for v, ys in per_version.items() if all(ys)}
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])
+def test_every_row_records_the_yank_pypi_shows(framework):
+    """PEP 592 (issue 34): a row is yanked exactly when PyPI yanked every file of that release, with
+    PyPI's reason (True where PyPI gives none, which the row spells `yanked = true`)."""
+    yanks = _pypi_yanks(framework)
+    rows = {b.version: b.yanked for b in framework_builds(load_matrix(overlays=[]))[framework]}
+    recorded = {v: (y or True) for v, y in rows.items() if y is not None}
+    assert recorded == {v: y for v, y in yanks.items() if v in rows}
+
+
 def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path):
     """CompVis/stable-diffusion's environment.yaml (tests/fixtures/real-projects) pins pytorch=1.11.0."""
     import shutil
