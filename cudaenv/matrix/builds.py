@@ -82,7 +82,8 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
         # an extra that cannot be installed is no build: the release runs as plain tensorflow on the
         # CUDA + cuDNN image, as releases before the extra existed do
         with_cuda = bool(release.and_cuda) and not release.and_cuda_uninstallable
-        name = "tensorflow[and-cuda]" if with_cuda else "tensorflow"
+        # before 1.15 (and in 2.0) plain tensorflow was the CPU build: the GPU one is its own package
+        name = "tensorflow[and-cuda]" if with_cuda else (release.gpu_package or "tensorflow")
         companions = (("keras", release.keras),) if release.keras else ()
         caveat = (f"tensorflow {release.version} runs as plain tensorflow on the CUDA {release.cuda} + cuDNN "
                   f"{release.cudnn} image: its [and-cuda] extra cannot be installed from PyPI "

@@ -296,8 +296,18 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         ptx_unusable_on=r.cc_list("ptx_unusable_on", default=()),
         ptx_unusable_source=r.source("ptx_unusable_source", default=None),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        yanked=r.yanked(), note=r.str("note", default=""),
+        yanked=r.yanked(), gpu_package=_gpu_package(r), note=r.str("note", default=""),
     ))
+
+
+GPU_PACKAGES = ("tensorflow-gpu",)  # the only separate GPU distribution TensorFlow published on PyPI
+
+
+def _gpu_package(r: RowReader) -> str | None:
+    value = r.str("gpu_package", default=None)
+    if value is not None and value not in GPU_PACKAGES:
+        raise r.fail("gpu_package", " or ".join(repr(p) for p in GPU_PACKAGES), value)
+    return value
 
 
 def jax_variant(r: RowReader) -> model.JaxVariant:

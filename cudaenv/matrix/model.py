@@ -148,6 +148,9 @@ class TensorflowRelease:
     ptx_unusable_source: str | None = None
     pypi_source: str | None = None
     yanked: str | None = None
+    # the PyPI package of this release's CUDA build, where plain `tensorflow` was CPU-only (before
+    # 1.15, and 2.0): "tensorflow-gpu"; the row's python/cuda/cudnn/capabilities describe that wheel
+    gpu_package: str | None = None
     note: str = ""
 
 

@@ -74,3 +74,26 @@ def clashing_distributions(pinned: list[str] | tuple[str, ...]) -> str | None:
             return (f"the lock would install {listed}, which install the same files and overwrite each other; "
                     f"require one of them (a dependency may bring the other: `uv pip tree` shows which)")
     return None
+
+
+def cpu_package_lines(lines, stack_requirements, python: str | None) -> str | None:
+    """Why the project cannot be locked as written: it requires plain ``tensorflow`` for a release
+    whose PyPI ``tensorflow`` wheel is the CPU build (before 1.15, and 2.0), while the stack installs
+    that release's GPU package (``tensorflow-gpu==1.14.0``). Both would install the same files, and
+    the project's line asks for the CPU one: the answer names the line and the package to write."""
+    gpu = next((r for r in stack_requirements if re.match(r"tensorflow-gpu==", r)), None)
+    if gpu is None:
+        return None
+    version = gpu.split("==", 1)[1]
+    for line in lines:
+        requirement = line.requirement
+        if (requirement is None or line.constraint or canonical(requirement.name) != "tensorflow"
+                or not line.applies(python)):
+            continue
+        extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+        spec = str(requirement.specifier)
+        return (f"{line.where}: {line.text!r} is TensorFlow's CPU-only package for tensorflow {version}: before 1.15 "
+                f"(and in 2.0) PyPI's GPU build of a release is the separate tensorflow-gpu package, which this stack "
+                f"installs ({gpu}); write 'tensorflow-gpu{extras}{spec}' on that line to run on the GPU")
+    return None
+

@@ -656,6 +656,13 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
     result = resolve_project(matrix, project, target.host, constraints)
     if not result.ok:
         return result, None
+    from cudaenv.project.inputs import read_project_requirements
+    from cudaenv.project.intent import cpu_package_lines
+
+    cpu_line = cpu_package_lines(read_project_requirements(project.root.resolve(), project.requirements).lines,
+                                 result.stack.requirements, result.stack.python)
+    if cpu_line:  # the CPU tensorflow beside the stack's tensorflow-gpu: the same files, the wrong build
+        raise UserError(cpu_line)
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
     result, pinned = choose(matrix, constraints, target.host, result,
                             wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
