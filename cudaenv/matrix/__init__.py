@@ -59,6 +59,7 @@ class Matrix:
     jax: tuple[model.JaxRelease, ...] = field(default_factory=tuple)
     mxnet: tuple[model.MxnetRelease, ...] = field(default_factory=tuple)
     images: tuple[model.BaseImage, ...] = field(default_factory=tuple)
+    os_releases: tuple[model.OsRelease, ...] = field(default_factory=tuple)
     files: tuple[str, ...] = ()  # every file that contributed, shipped first
     revision: str = ""  # content hash of those files: what a lock records
     origins: dict = field(default_factory=dict, compare=False, repr=False)  # (attribute, key) -> file

@@ -343,6 +343,17 @@ def mxnet_release(r: RowReader) -> model.MxnetRelease:
     ))
 
 
+def os_release(r: RowReader) -> model.OsRelease:
+    from cudaenv.core.debian import is_debian_package
+
+    packages = r.list("packages", is_debian_package, "Debian package names (lower-case letters, digits, + - .)",
+                      default=())
+    return r.finish(model.OsRelease(
+        name=_tag_part(r, "name"), python=r.python_list(), packages=packages, source=r.source(),
+        note=r.str("note", default=""),
+    ))
+
+
 def _tag_part(r: RowReader, key: str) -> str:
     """A piece of an image tag (``12.4.1``, ``cudnn9``, ``ubuntu22.04``): these rows are joined into
     a FROM line, so an overlay must not smuggle a space, a newline or another instruction in."""
@@ -429,6 +440,7 @@ FILES: dict[str, dict[str, TableSpec]] = {
     },
     "images.toml": {
         "image": TableSpec("images", base_image, lambda r: r.cuda, lambda r: f"cuda = {r.cuda!r}"),
+        "os": TableSpec("os_releases", os_release, lambda r: r.name, lambda r: f"name = {r.name!r}"),
     },
 }
 

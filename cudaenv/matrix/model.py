@@ -224,6 +224,18 @@ class BaseImage:
         return f"{self.tag_version}-{flavor}-{os_name}"
 
 
+@dataclass(frozen=True)
+class OsRelease:
+    """An Ubuntu release nvidia/cuda images are built on, and the CPython versions its own apt
+    archive installs: how an image gets a Python uv cannot download (3.6, 3.7)."""
+
+    name: str  # the tag spelling: "ubuntu18.04"
+    python: tuple[str, ...]  # X.Y installable as the package pythonX.Y
+    packages: tuple[str, ...]  # installed beside pythonX.Y so uv can use it (python3-distutils)
+    source: str
+    note: str = ""
+
+
 _REQUIRES_FIELDS = {"pypi_requires", "and_cuda", "requires"}
 _TOML_NAMES = {"variants": "variant"}  # a dataclass holds many; the TOML spells each [[release.variant]]
 

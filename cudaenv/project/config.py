@@ -14,6 +14,7 @@ from typing import Any
 
 from packaging.specifiers import SpecifierSet
 
+from cudaenv.core.debian import DEBIAN_PACKAGE
 from cudaenv.errors import UserError, shown
 from cudaenv.project.runopts import parse_gpus, parse_ports
 from cudaenv.resolver.model import COMPANIONS, FLAVORS, FRAMEWORKS, Constraints
@@ -34,8 +35,6 @@ SCHEMA: dict[str, tuple[str, ...]] = {
 # [cluster.slurm]: what `cudaenv export slurm` reads (the feature specs are checked there)
 CLUSTER_SLURM_KEYS = ("features",)
 
-# Debian policy 5.6.1: lower case letters, digits, + - . ; at least two characters; starts alphanumeric
-DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 # PEP 508 distribution names (what [build] build_from_source lists)
 PACKAGE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 IMAGE_NAME = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")

@@ -35,6 +35,9 @@ class BaseChoice:
     cuda_release: str | None  # the toolkit release inside (None for wheels images)
     cudnn: str | None  # cuDNN inside the image, when it has one
     removed: bool = False  # tags deleted from Docker Hub: needs a mirror that kept them
+    # Debian packages that give the image its Python where uv cannot download it (pythonX.Y from the
+    # Ubuntu archive, and what uv needs beside it): installed with the OS essentials
+    python_packages: tuple[str, ...] = ()
 
 
 def wheels_base(python: str) -> BaseChoice:
@@ -48,11 +51,28 @@ def apt_based(os_name: str) -> bool:
     return os_name.startswith("ubuntu")
 
 
+def apt_python(matrix: Matrix, os_name: str, python: str) -> tuple[str, ...] | None:
+    """The packages that install CPython ``python`` from ``os_name``'s own archive (``python3.7``
+    and ``python3-distutils`` on ubuntu18.04), or None where that archive has no such Python."""
+    release = next((r for r in matrix.os_releases if r.name == os_name), None)
+    if release is None or python not in release.python:
+        return None
+    return (f"python{python}",) + release.packages
+
+
 def _os_order(available: tuple[str, ...], wanted: str | None) -> list[str]:
     if wanted is not None:
         return [wanted] if wanted in available and apt_based(wanted) else []
     ranked = [o for o in OS_PREFERENCE if o in available]
     return ranked + [o for o in available if o not in ranked and apt_based(o)]
+
+
+def _python_from(matrix: Matrix, os_name: str, python: str | None) -> tuple[str, ...] | None:
+    """How an image of ``os_name`` gets ``python``: () when uv installs it (or no Python is asked
+    about), the archive's packages when only apt has it, None when neither does."""
+    if python is None or uv_installs(python):
+        return ()
+    return apt_python(matrix, os_name, python)
 
 
 def _cudnn_fits(offered: ImageCudnn, need: str, exact: bool = False) -> bool:
@@ -63,31 +83,39 @@ def _cudnn_fits(offered: ImageCudnn, need: str, exact: bool = False) -> bool:
 
 
 def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None,
-              exact_cudnn: bool = False) -> BaseChoice | None:
+              exact_cudnn: bool = False, python: str | None = None) -> BaseChoice | None:
     """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set: that
     version or a later one of its major, which a framework's build runs on; with ``exact_cudnn`` that
-    version itself, which a project without a framework asked for).
+    version itself, which a project without a framework asked for) that can get ``python``: uv
+    installs 3.8 and later anywhere; an older one only comes from the OS's archive (``[[os]]``).
     Memoized per matrix: the resolver asks the same question for every candidate build."""
     memo = matrix.memo.setdefault("images.cuda_base", {})
-    key = (flavor, cuda_xy, cudnn, os_name, exact_cudnn)
+    needs_apt = python if python is not None and not uv_installs(python) else None
+    key = (flavor, cuda_xy, cudnn, os_name, exact_cudnn, needs_apt)
     if key not in memo:
-        memo[key] = _cuda_base(matrix, flavor, cuda_xy, cudnn=cudnn, os_name=os_name, exact_cudnn=exact_cudnn)
+        memo[key] = _cuda_base(matrix, flavor, cuda_xy, cudnn=cudnn, os_name=os_name, exact_cudnn=exact_cudnn,
+                               python=needs_apt)
     return memo[key]
 
 
 def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None,
-               exact_cudnn: bool = False) -> BaseChoice | None:
+               exact_cudnn: bool = False, python: str | None = None) -> BaseChoice | None:
     images: list[BaseImage] = sorted(matrix.images_for(cuda_xy), key=lambda i: (not i.removed, numeric_key(i.cuda)),
                                      reverse=True)
     for image in images:
         if cudnn is None:
             for os_choice in _os_order(image.os, os_name):
-                return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice)}", image.cuda, None, image.removed)
+                packages = _python_from(matrix, os_choice, python)
+                if packages is not None:
+                    return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice)}", image.cuda, None,
+                                      image.removed, packages)
             continue
         for offered in sorted(image.cudnn, key=lambda c: numeric_key(c.version), reverse=True):
             if not _cudnn_fits(offered, cudnn, exact_cudnn):
                 continue
             for os_choice in _os_order(offered.os, os_name):
-                return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice, offered.tag)}", image.cuda,
-                                  offered.version, image.removed)
+                packages = _python_from(matrix, os_choice, python)
+                if packages is not None:
+                    return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice, offered.tag)}", image.cuda,
+                                      offered.version, image.removed, packages)
     return None

@@ -132,6 +132,9 @@ class Stack:
     nvidia_requires: tuple[tuple[str, str], ...] = ()
     # per framework build: (framework, SASS capabilities, PTX capabilities), for checking GPUs later
     gpu_targets: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+    # Debian packages that give an nvidia/cuda image a Python uv cannot download (python3.7 and
+    # python3-distutils on ubuntu18.04); empty where uv installs the Python or the base has it
+    python_packages: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def framework(self, name: str) -> str | None:
@@ -151,6 +154,12 @@ class Stack:
                 raise ValueError(f"stack.{key} must be a table")
         if not all(isinstance(t, dict) for t in (data.get("gpu_targets") or {}).values()):
             raise ValueError("stack.gpu_targets entries must be tables")
+        python_packages = data.get("python_packages") or []
+        from cudaenv.core.debian import is_debian_package
+
+        if not isinstance(python_packages, list) or not all(is_debian_package(p) for p in python_packages):
+            # they reach the image's apt-get install: Debian package names only
+            raise ValueError(f"stack.python_packages must be a list of Debian package names, got {python_packages!r}")
         return cls(
             python=data["python"], cuda=data["cuda"], cuda_release=data.get("cuda_release") or data["cuda"],
             cudnn=data.get("cudnn"), cudnn_version=data.get("cudnn_version"),
@@ -163,6 +172,7 @@ class Stack:
             nvidia_requires=tuple(sorted((data.get("nvidia_requires") or {}).items())),
             gpu_targets=tuple((name, tuple(t.get("sass", [])), tuple(t.get("ptx", [])))
                               for name, t in (data.get("gpu_targets") or {}).items()),
+            python_packages=tuple(python_packages),
         )
 
     def as_dict(self) -> dict:
@@ -185,6 +195,7 @@ class Stack:
             "brings_own_cuda": self.brings_own_cuda,
             "nvidia_requires": dict(self.nvidia_requires),
             "gpu_targets": {name: {"sass": list(sass), "ptx": list(ptx)} for name, sass, ptx in self.gpu_targets},
+            **({"python_packages": list(self.python_packages)} if self.python_packages else {}),
         }
 
 

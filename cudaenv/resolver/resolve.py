@@ -453,7 +453,8 @@ def _base_for(ctx: _Context, flavor: str, xy: str, python: str, system_cudnn: st
         cudnn_need, exact = _cudnn_for_constraint(ctx, xy), True
         if cudnn_need is None:
             return None
-    return cuda_base(ctx.matrix, flavor, xy, cudnn=cudnn_need, os_name=ctx.constraints.os, exact_cudnn=exact)
+    return cuda_base(ctx.matrix, flavor, xy, cudnn=cudnn_need, os_name=ctx.constraints.os, exact_cudnn=exact,
+                     python=python)
 
 
 def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
@@ -498,7 +499,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
             if chosen:
                 return None
     flavor = _flavor_for(ctx, chosen, mode)
-    if flavor is None or (flavor != "wheels" and not uv_installs(python)):
+    if flavor is None:  # (a Python uv cannot install needs an OS archive that has it: _base_for)
         return None
     base = _base_for(ctx, flavor, xy, python, system_cudnn)
     if base is None:
@@ -536,6 +537,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         min_driver_compat=drv.minor_version_floor(ctx.matrix, xy), compute_capabilities=sass,
         brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
         gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
+        python_packages=base.python_packages,
         notes=(("base-image-removed",) if base.removed else ())
         + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
         + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat),
@@ -843,14 +845,17 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         if problems:
             return problems + _fixes(ctx)
         candidates = {n: [b for b in bs if any(specifier_contains(c.python, p) for p in b.python)] for n, bs in candidates.items()}
-    # the Python an nvidia/cuda image gets comes from uv (wheels bring python:X.Y-slim with their own,
-    # unless the flavor asks for an nvidia/cuda image anyway)
+    # the Python an nvidia/cuda image gets comes from uv, or below uv's downloads from the OS's own
+    # archive (wheels bring python:X.Y-slim with their own, unless the flavor asks for an nvidia/cuda image)
     admitted = {p for bs in candidates.values() for b in bs for p in b.python
                 if c.python is None or specifier_contains(c.python, p)}
     wheels_possible = c.flavor not in ("runtime", "devel") and all(
         any(b.brings_own_cuda for b in bs) for bs in candidates.values())
-    if admitted and not any(uv_installs(p) for p in admitted) and not wheels_possible:
-        uv = f"uv installs its Python, and uv's downloads start at {UV_LOWEST_PYTHON}"
+    from_apt = {p: [o.name for o in m.os_releases if p in o.python] for p in admitted}
+    if admitted and not any(uv_installs(p) or from_apt[p] for p in admitted) and not wheels_possible:
+        archives = "; ".join(f"{o.name}'s archive has Python {_fmt_python(o.python)}" for o in m.os_releases)
+        uv = (f"uv installs its Python, and uv's downloads start at {UV_LOWEST_PYTHON}"
+              + (f"; below that only an Ubuntu archive can ({archives})" if archives else ""))
         if c.python is not None:
             text = f"Python {_spec_text(c.python)} cannot be installed in an nvidia/cuda image: {uv}"
         else:

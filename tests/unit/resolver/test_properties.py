@@ -94,13 +94,18 @@ def test_every_returned_stack_satisfies_every_constraint_and_rule(project, targe
 @pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax", "mxnet"])
 def test_every_framework_release_resolves_for_some_host(framework):
     """Every release resolves, except one whose Pythons all predate what uv can install in an
-    nvidia/cuda image (MXNet 1.4-1.6: Python <= 3.7), which is refused and says so."""
+    nvidia/cuda image and that no Ubuntu archive in the matrix has (matrix/images.toml [[os]]): it
+    is refused and says so. A release whose only Pythons are older than uv's (MXNet 1.4-1.6: Python
+    <= 3.7) gets its Python from ubuntu18.04's archive, and the stack names the packages."""
     from cudaenv.resolver.images import uv_installs
 
     failures, refused = [], []
     for release in getattr(M, framework):
         result = resolve(M, constraints(**{framework: f"=={release.version}"}), host(), explain=False)
-        if not any(uv_installs(p) for p in release.python):
+        if result.ok and not uv_installs(result.stack.python) and result.stack.flavor != "wheels":
+            assert result.stack.python_packages == (f"python{result.stack.python}", "python3-distutils")
+            assert result.stack.base_image.endswith("-ubuntu18.04"), result.stack.base_image
+        if not any(uv_installs(p) or any(p in o.python for o in M.os_releases) for p in release.python):
             refused.append(release.version)
             assert not result.ok
             assert "python-uv" in [p.code for p in resolve(M, constraints(**{framework: f"=={release.version}"}),

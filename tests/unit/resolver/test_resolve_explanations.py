@@ -52,16 +52,17 @@ CASES = [
         ('python-unavailable', 'without a framework, the image gets Python 3.8–3.15, not Python 3.7', None),
         ('fix-python', 'use Python 3.8–3.15 instead of 3.7', 'set python to 3.15'),
     ], id='python-unavailable-no-framework'),
-    pytest.param(dict(tensorflow='2.4', python='==3.6', driver='535.104.05'), [
-        ('python-uv', "Python 3.6 cannot be installed in an nvidia/cuda image: uv installs its Python, and uv's "
-                      "downloads start at 3.8", None),
-        ('fix-python', 'use Python 3.8 instead of 3.6', 'set python to 3.8'),
+    pytest.param(dict(mxnet='==1.5.1', python='==3.5', driver='535.104.05'), [
+        ('python-uv', "Python 3.5 cannot be installed in an nvidia/cuda image: uv installs its Python, and uv's "
+                      "downloads start at 3.8; below that only an Ubuntu archive can (ubuntu18.04's archive has "
+                      "Python 3.6, 3.7)", None),
+        ('fix-python', 'use Python 3.6 instead of 3.5', 'set python to 3.6'),
     ], id='python-uv'),
-    pytest.param(dict(torch='==1.12.1', python='==3.7', flavor='runtime', driver='535.104.05'), [
-        ('python-uv', "Python 3.7 cannot be installed in an nvidia/cuda image: uv installs its Python, and uv's "
-                      "downloads start at 3.8", None),
-        ('fix-python', 'use Python 3.8–3.10 instead of 3.7', 'set python to 3.10'),
-        ('fix-flavor', "flavor 'runtime' cannot work here; flavor 'wheels' does", 'set flavor to wheels'),
+    pytest.param(dict(mxnet='==1.5.1', python='==3.5', flavor='runtime', driver='535.104.05'), [
+        ('python-uv', "Python 3.5 cannot be installed in an nvidia/cuda image: uv installs its Python, and uv's "
+                      "downloads start at 3.8; below that only an Ubuntu archive can (ubuntu18.04's archive has "
+                      "Python 3.6, 3.7)", None),
+        ('fix-python', 'use Python 3.6 instead of 3.5', 'set python to 3.6'),
     ], id='python-uv-when-the-flavor-asks-for-a-cuda-image'),
     pytest.param(dict(cuda='==13.5', driver='580.65.06'), [
         ('cuda-constraint', 'CUDA ==13.5 admits none of the CUDA versions with an nvidia/cuda image in the matrix '
@@ -217,8 +218,25 @@ def test_relaxing_the_only_companion_pin_keeps_its_framework():
     assert "None" not in fixes[0] and fixes[0].endswith("fits this host, with the torchvision it pairs with")
 
 
-def test_a_framework_that_never_brings_its_own_cuda_needs_uv_s_python_even_beside_one_that_does():
-    """torch 1.12 could come as wheels, but MXNet always needs an nvidia/cuda image, so Python 3.7
-    (below uv's downloads) is the reason, not a missing base image."""
+def test_a_framework_that_never_brings_its_own_cuda_gets_an_older_python_from_the_ubuntu_archive():
+    """torch 1.12 could come as wheels, but MXNet always needs an nvidia/cuda image, and Python 3.7
+    is below uv's downloads: the image is an ubuntu18.04 one, whose archive installs python3.7
+    (matrix/images.toml [[os]]), and the stack names the packages the image installs for it."""
     result = resolve_case(torch="1.12", mxnet="any", python="==3.7", driver="535.104.05", gpus=["A100"])
-    assert not result.ok and codes(result) == ["python-uv"]
+    assert result.ok and result.stack.python == "3.7" and result.stack.flavor == "runtime"
+    assert result.stack.base_image.endswith("-ubuntu18.04")
+    assert result.stack.python_packages == ("python3.7", "python3-distutils")
+
+
+def test_a_python_uv_installs_never_takes_the_archive_s():
+    """Python 3.8 on an ubuntu18.04 image comes from uv (its archive has 3.8 too, but uv's is the
+    one every other stack gets): no packages are added."""
+    result = resolve_case(tensorflow="2.4", python="==3.8", os="ubuntu18.04", driver="535.104.05")
+    assert result.ok and result.stack.python == "3.8" and result.stack.python_packages == ()
+
+
+def test_an_old_python_on_an_os_whose_archive_lacks_it_is_refused():
+    """ubuntu20.04's archive has no Python 3.6 (the matrix lists none for it): asked for that OS,
+    Python 3.6 is refused rather than given an image without its Python."""
+    result = resolve_case(tensorflow="2.4", python="==3.6", os="ubuntu20.04", driver="535.104.05")
+    assert not result.ok
