@@ -134,6 +134,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cudaenv/secrets/context.py", "cudaenv/secrets/credentials.py"),
         ("tests/unit/test_index_credentials.py", "tests/unit/test_build_context_secrets.py",
          "tests/unit/test_secret_looking_files.py", "tests/unit/test_credential_sources.py",
+         "tests/unit/test_context_exclusions.py",
          "tests/unit/render/test_dockerignore_text.py", "tests/unit/export/test_no_secret_written.py"),
     ),
     "render": (

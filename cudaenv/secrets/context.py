@@ -44,13 +44,18 @@ def _ignored_by_default(relative: str) -> bool:
 
 
 def _reincluded(relative: str, user_rules: list[str]) -> bool:
-    """Whether the project's .dockerignore takes a default-ignored file back with a ``!`` rule."""
+    """Whether the project's .dockerignore takes a default-ignored file back with a ``!`` rule: one
+    that names the file, or a folder above it (Docker takes ``!.aws`` or ``!.ssh/`` back with all
+    the folder holds; it drops a rule's trailing ``/``)."""
+    parts = relative.split("/")
     for rule in user_rules:
         if rule.startswith("!"):
-            pattern = rule[1:].strip().lstrip("/")
-            if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern.removeprefix("**/")) \
-                    or fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], pattern.removeprefix("**/")):
-                return True
+            pattern = rule[1:].strip().strip("/")
+            for end in range(1, len(parts) + 1):  # each folder above the file, then the file
+                path = "/".join(parts[:end])
+                if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.removeprefix("**/")) \
+                        or fnmatch.fnmatchcase(parts[end - 1], pattern.removeprefix("**/")):
+                    return True
     return False
 
 
