@@ -86,7 +86,7 @@ def test_an_unknown_cuda_lists_the_known_ones_in_version_order(tmp_path):
     """9.2 sorts before 10.0 as a version (after 13.x as text)."""
     message = refusal(tmp_path, cuda=cuda_release("9.2.148", low="3.0", high="7.2"), torch=TORCH_ON_CUDA_12_77)
     known = sorted({*SHIPPED.cuda_minors, "9.2"}, key=numeric_key)
-    assert known[0] == "9.2"
+    assert known.index("9.2") < known.index("10.0")  # shipped CUDA now starts at 9.0; 9.2 still before 10.0
     assert message == (f"{tmp_path / 'torch.toml'}: [[release]] version = '2.99.0' variant cu1277: field 'cuda': "
                        f"CUDA 12.77 is not a release in cuda.toml (known: {', '.join(known)})")
 
@@ -185,8 +185,8 @@ REFERENCES = {
     "tf-ptx-unusable-no-ptx": ("tensorflow", _tensorflow('ptx_unusable_on = ["12.0"]\n' + PTX_SOURCE)
                                .replace('ptx = ["8.0"]\n', ""),
                                f"{TF_ROW}: field 'ptx_unusable_on': the release records no ptx to fail"),
-    "tf-cudnn-unknown": ("tensorflow", _tensorflow(cudnn="7.1"),
-                         f"{TF_ROW}: field 'cudnn': cuDNN 7.1 is not a release in cudnn.toml"),
+    "tf-cudnn-unknown": ("tensorflow", _tensorflow(cudnn="6.5"),  # NVIDIA never released a cuDNN 6.5 (6.0, then 7.x)
+                         f"{TF_ROW}: field 'cudnn': cuDNN 6.5 is not a release in cudnn.toml"),
     "gpu-architecture": ("gpus", _gpu("fermi2", "9.0"),
                          "[[gpu]] name = 'Z100': field 'architecture': unknown architecture 'fermi2'"),
     "gpu-cc": ("gpus", _gpu("ampere", "9.0"),

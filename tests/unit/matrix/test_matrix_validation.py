@@ -29,7 +29,7 @@ CASES = {
     "unknown-file": ["torhc.toml", "not a matrix file"],
     "unknown-cuda": ["torch.toml", "version = '2.99.0'", "variant cu1299", "field 'cuda'", "CUDA 12.99 is not a release in cuda.toml"],
     "cc-not-in-architecture": ["gpus.toml", "name = 'Z100'", "field 'compute_capability'", "8.6 is not a hopper compute capability"],
-    "unknown-cudnn": ["tensorflow.toml", "field 'cudnn'", "cuDNN 7.1 is not a release in cudnn.toml"],
+    "unknown-cudnn": ["tensorflow.toml", "field 'cudnn'", "cuDNN 6.5 is not a release in cudnn.toml"],
     "duplicate-gpu-alias": ["gpus.toml", "'NVIDIA A100-SXM4-80GB' also names 'A100'"],
 }
 
