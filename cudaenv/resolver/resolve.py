@@ -885,7 +885,8 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         if not toolkit_ok:
             ranges = {xy: gpu_rules.toolkit_range(m, xy) for xy in xys}
             supporting = [xy for xy in m.cuda_minors if gpu_rules.toolkit_runs_on(m, xy, g.compute_capability, ptx_jit=True)]
-            need = (f"CUDA {supporting[0]}–{supporting[-1]} run on it" if supporting else "no CUDA in the matrix runs on it")
+            need = (f"CUDA {supporting[0]}–{supporting[-1]} run on it" if len(supporting) > 1
+                    else f"only CUDA {supporting[0]} runs on it" if supporting else "no CUDA in the matrix runs on it")
             what = ", ".join(f"{xy} (sm_{r[0].replace('.', '')}–sm_{r[1].replace('.', '')})" for xy, r in ranges.items() if r)
             problems.append(Problem("gpu-unsupported-by-cuda",
                                     f"{g.label} cannot run the libraries of CUDA {_fmt_versions(xys)} ({what}); {need}"))

@@ -66,7 +66,7 @@ CASES = [
     ], id='python-uv-when-the-flavor-asks-for-a-cuda-image'),
     pytest.param(dict(cuda='==13.5', driver='580.65.06'), [
         ('cuda-constraint', 'CUDA ==13.5 admits none of the CUDA versions with an nvidia/cuda image in the matrix '
-                            '(10.0, 10.1, 10.2, 11.0, 11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7, 11.8, 12.0, 12.1, 12.2, '
+                            '(8.0, 9.0, 9.1, 9.2, 10.0, 10.1, 10.2, 11.0, 11.1, 11.2, 11.3, 11.4, 11.5, 11.6, 11.7, 11.8, 12.0, 12.1, 12.2, '
                             '12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3)', None),
         ('fix-cuda', 'relax the cuda constraint (==13.5): cuda 13.0 fits', 'allow cuda 13.0'),
     ], id='cuda-without-image-no-framework'),
@@ -85,7 +85,7 @@ CASES = [
         ('fix-relax-pin', 'relax the tensorflow pin (2.15.1): tensorflow 2.14.1 fits this host', 'allow tensorflow 2.14.1'),
     ], id='no-common-cuda'),
     pytest.param(dict(torch='any', cuda='>=12', driver='470.82.01', gpus=['K80']), [
-        ('gpu-unsupported-by-cuda', 'K80 (sm_37) cannot run the libraries of CUDA 12.1, 12.4, 12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), 13.0 (sm_75–sm_121), 12.9 (sm_50–sm_121), 12.8 (sm_50–sm_120), 12.6 (sm_50–sm_90), 12.4 (sm_50–sm_90), 12.1 (sm_50–sm_90)); CUDA 10.0–11.8 run on it', None),
+        ('gpu-unsupported-by-cuda', 'K80 (sm_37) cannot run the libraries of CUDA 12.1, 12.4, 12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), 13.0 (sm_75–sm_121), 12.9 (sm_50–sm_121), 12.8 (sm_50–sm_120), 12.6 (sm_50–sm_90), 12.4 (sm_50–sm_90), 12.1 (sm_50–sm_90)); CUDA 8.0–11.8 run on it', None),
         ('fix-cuda', 'relax the cuda constraint (>=12): cuda 11.8 fits', 'allow cuda 11.8'),
     ], id='gpu-unsupported-by-cuda'),
     pytest.param(dict(torch='2.8.0', cuda='12.8', driver='570.124.06', gpus=['GTX 1080']), [
@@ -168,14 +168,23 @@ def test_without_explain_a_failure_is_one_plain_no(case, expected):
     assert [(p.code, p.message) for p in result.problems] == [("no-stack", "no valid stack")]
 
 
-def test_a_gpu_no_cuda_in_the_matrix_supports_is_told_so():
-    """A Fermi-class sm_20 board: no CUDA release's libraries run on it, so there is no CUDA to suggest."""
+def test_a_gpu_only_the_oldest_cuda_supports_is_told_so():
+    """A Fermi sm_20 board: only CUDA 8.0's libraries run on it (CUDA 9 dropped Fermi), and no torch
+    build needs to be named: the answer is about the CUDA libraries."""
     result = resolve(matrix(), constraints(torch="any"), Host(None, (TargetGpu("2.0", None, None, False),)))
     [problem] = result.problems
     assert problem.code == "gpu-unsupported-by-cuda"
     assert problem.message.startswith("sm_20 cannot run the libraries of CUDA 10.2, 11.3, 11.6, 11.7, 11.8, 12.1, 12.4, "
                                       "12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), ")
-    assert problem.message.endswith(", 10.2 (sm_30–sm_75)); no CUDA in the matrix runs on it")
+    assert problem.message.endswith(", 10.2 (sm_30–sm_75)); only CUDA 8.0 runs on it")
+
+
+def test_a_gpu_no_cuda_in_the_matrix_supports_is_told_so():
+    """A Tesla-class sm_13 board: no CUDA release in the matrix targets it, so there is no CUDA to suggest."""
+    result = resolve(matrix(), constraints(torch="any"), Host(None, (TargetGpu("1.3", None, None, False),)))
+    [problem] = result.problems
+    assert problem.code == "gpu-unsupported-by-cuda"
+    assert problem.message.endswith("; no CUDA in the matrix runs on it")
 
 
 def test_a_driver_too_old_for_two_frameworks_names_the_cuda_of_each():
