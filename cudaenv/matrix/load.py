@@ -375,9 +375,21 @@ def _tag_parts(r: RowReader, key: str) -> tuple:
     return values
 
 
+IMAGE_CUDNN_VERSION = 'a cuDNN build "X.Y.Z.B" like "9.1.0.70" (or "X.Y.Z" for cuDNN 5 and 6, like "5.1.10")'
+
+
+def _image_cudnn_version(r: RowReader) -> str:
+    value = r.numeric("version", min_parts=3, what=IMAGE_CUDNN_VERSION)
+    parts = value.split(".")
+    if len(parts) > 4 or (len(parts) == 3 and int(parts[0]) > 6):
+        raise r.fail("version", IMAGE_CUDNN_VERSION, value)
+    return value
+
+
 def image_cudnn(r: RowReader) -> model.ImageCudnn:
     return r.finish(model.ImageCudnn(
-        tag=_tag_part(r, "tag"), version=r.numeric("version", parts=4, what='a cuDNN build "X.Y.Z.B" like "9.1.0.70"'),
+        # four parts (the image's CUDNN_VERSION); cuDNN 5.1.10 and 6.0.21 were numbered with three
+        tag=_tag_part(r, "tag"), version=_image_cudnn_version(r),
         os=_tag_parts(r, "os"),
     ))
 

@@ -224,7 +224,8 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
     },
     "image_cudnn": {
         "tag": (REQUIRED, [("cudnn 8", TAG), ("c" * 65, TAG), ("", STRING)]),
-        "version": (REQUIRED, [(v, 'a cuDNN build "X.Y.Z.B" like "9.1.0.70"') for v in ("8", "8.1", "8.1.0")]),
+        "version": (REQUIRED, [(v, 'a cuDNN build "X.Y.Z.B" like "9.1.0.70" (or "X.Y.Z" for cuDNN 5 and 6, like '
+                                   '"5.1.10")') for v in ("8", "8.1", "8.1.0", "7.6.5", "8.1.0.77.1", "x.1.0")]),
         "os": (REQUIRED, [(["ubuntu 20.04"], TAGS, "ubuntu 20.04"), (["u" * 65], TAGS, "u" * 65)]),
     },
     "base_image": {
