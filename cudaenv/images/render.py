@@ -221,6 +221,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "build_env": _build_env(stack, settings),
         "compat_package": compat_package,
         "python_packages": list(stack.python_packages),
+        "init": stack.init,
         "compat_entrypoint_b64": compat_entrypoint_b64() if compat_package else "",
         "python_index": settings.python_index,
         "framework_index": settings.framework_index,

@@ -348,10 +348,16 @@ def os_release(r: RowReader) -> model.OsRelease:
 
     packages = r.list("packages", is_debian_package, "Debian package names (lower-case letters, digits, + - .)",
                       default=())
+    init = r.str("init", default=None)
+    if init is not None and init not in INITS:
+        raise r.fail("init", " or ".join(repr(i) for i in INITS), init)
     return r.finish(model.OsRelease(
-        name=_tag_part(r, "name"), python=r.python_list(), packages=packages, source=r.source(),
-        note=r.str("note", default=""),
+        name=_tag_part(r, "name"), init=init, python=r.python_list(default=()), packages=packages,
+        source=r.source(), note=r.str("note", default=""),
     ))
+
+
+INITS = model.INITS
 
 
 def _tag_part(r: RowReader, key: str) -> str:

@@ -224,15 +224,21 @@ class BaseImage:
         return f"{self.tag_version}-{flavor}-{os_name}"
 
 
+INITS = ("tini", "dumb-init")  # the init programs an image's ENTRYPOINT may run (/usr/bin/<init> --)
+
+
 @dataclass(frozen=True)
 class OsRelease:
-    """An Ubuntu release nvidia/cuda images are built on, and the CPython versions its own apt
-    archive installs: how an image gets a Python uv cannot download (3.6, 3.7)."""
+    """An Ubuntu release nvidia/cuda images are built on, and what its own apt archive gives an image:
+    the init process, and the CPython versions uv cannot download (3.6, 3.7)."""
 
     name: str  # the tag spelling: "ubuntu18.04"
-    python: tuple[str, ...]  # X.Y installable as the package pythonX.Y
-    packages: tuple[str, ...]  # installed beside pythonX.Y so uv can use it (python3-distutils)
     source: str
+    # the init the image's ENTRYPOINT runs, as the archive's package of that name (/usr/bin/<init>):
+    # tini from Ubuntu 20.04 on, dumb-init on 18.04 (no tini there); None: the archive has neither
+    init: str | None = None
+    python: tuple[str, ...] = ()  # X.Y installable as the package pythonX.Y (only those uv cannot download)
+    packages: tuple[str, ...] = ()  # installed beside pythonX.Y so uv can use it (python3-distutils)
     note: str = ""
 
 

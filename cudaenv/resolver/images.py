@@ -38,6 +38,7 @@ class BaseChoice:
     # Debian packages that give the image its Python where uv cannot download it (pythonX.Y from the
     # Ubuntu archive, and what uv needs beside it): installed with the OS essentials
     python_packages: tuple[str, ...] = ()
+    init: str = "tini"  # the init package the image's ENTRYPOINT runs (python:X.Y-slim is Debian: tini)
 
 
 def wheels_base(python: str) -> BaseChoice:
@@ -67,6 +68,12 @@ def _os_order(available: tuple[str, ...], wanted: str | None) -> list[str]:
     return ranked + [o for o in available if o not in ranked and apt_based(o)]
 
 
+def os_init(matrix: Matrix, os_name: str) -> str | None:
+    """The init an image of ``os_name`` gets from its own archive (``[[os]]``), or None where the
+    archive has none or the matrix does not record the OS: cudaenv does not build on it."""
+    return next((r.init for r in matrix.os_releases if r.name == os_name), None)
+
+
 def _python_from(matrix: Matrix, os_name: str, python: str | None) -> tuple[str, ...] | None:
     """How an image of ``os_name`` gets ``python``: () when uv installs it (or no Python is asked
     about), the archive's packages when only apt has it, None when neither does."""
@@ -87,7 +94,8 @@ def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, o
     """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set: that
     version or a later one of its major, which a framework's build runs on; with ``exact_cudnn`` that
     version itself, which a project without a framework asked for) that can get ``python``: uv
-    installs 3.8 and later anywhere; an older one only comes from the OS's archive (``[[os]]``).
+    installs 3.8 and later anywhere; an older one only comes from the OS's archive (``[[os]]``), and
+    only an OS whose archive has an init (tini, dumb-init) is built on.
     Memoized per matrix: the resolver asks the same question for every candidate build."""
     memo = matrix.memo.setdefault("images.cuda_base", {})
     needs_apt = python if python is not None and not uv_installs(python) else None
@@ -105,17 +113,17 @@ def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, 
     for image in images:
         if cudnn is None:
             for os_choice in _os_order(image.os, os_name):
-                packages = _python_from(matrix, os_choice, python)
-                if packages is not None:
+                packages, init = _python_from(matrix, os_choice, python), os_init(matrix, os_choice)
+                if packages is not None and init is not None:
                     return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice)}", image.cuda, None,
-                                      image.removed, packages)
+                                      image.removed, packages, init)
             continue
         for offered in sorted(image.cudnn, key=lambda c: numeric_key(c.version), reverse=True):
             if not _cudnn_fits(offered, cudnn, exact_cudnn):
                 continue
             for os_choice in _os_order(offered.os, os_name):
-                packages = _python_from(matrix, os_choice, python)
-                if packages is not None:
+                packages, init = _python_from(matrix, os_choice, python), os_init(matrix, os_choice)
+                if packages is not None and init is not None:
                     return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice, offered.tag)}", image.cuda,
-                                      offered.version, image.removed, packages)
+                                      offered.version, image.removed, packages, init)
     return None

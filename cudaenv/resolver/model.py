@@ -135,6 +135,7 @@ class Stack:
     # Debian packages that give an nvidia/cuda image a Python uv cannot download (python3.7 and
     # python3-distutils on ubuntu18.04); empty where uv installs the Python or the base has it
     python_packages: tuple[str, ...] = ()
+    init: str = "tini"  # what the image's ENTRYPOINT runs: tini, or dumb-init where the OS has no tini (18.04)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def framework(self, name: str) -> str | None:
@@ -160,6 +161,11 @@ class Stack:
         if not isinstance(python_packages, list) or not all(is_debian_package(p) for p in python_packages):
             # they reach the image's apt-get install: Debian package names only
             raise ValueError(f"stack.python_packages must be a list of Debian package names, got {python_packages!r}")
+        from cudaenv.matrix.model import INITS
+
+        init = data.get("init") or "tini"
+        if init not in INITS:  # it names the ENTRYPOINT's program and an apt package
+            raise ValueError(f"stack.init must be one of {', '.join(INITS)}, got {init!r}")
         return cls(
             python=data["python"], cuda=data["cuda"], cuda_release=data.get("cuda_release") or data["cuda"],
             cudnn=data.get("cudnn"), cudnn_version=data.get("cudnn_version"),
@@ -172,7 +178,7 @@ class Stack:
             nvidia_requires=tuple(sorted((data.get("nvidia_requires") or {}).items())),
             gpu_targets=tuple((name, tuple(t.get("sass", [])), tuple(t.get("ptx", [])))
                               for name, t in (data.get("gpu_targets") or {}).items()),
-            python_packages=tuple(python_packages),
+            python_packages=tuple(python_packages), init=init,
         )
 
     def as_dict(self) -> dict:
@@ -196,6 +202,7 @@ class Stack:
             "nvidia_requires": dict(self.nvidia_requires),
             "gpu_targets": {name: {"sass": list(sass), "ptx": list(ptx)} for name, sass, ptx in self.gpu_targets},
             **({"python_packages": list(self.python_packages)} if self.python_packages else {}),
+            **({"init": self.init} if self.init != "tini" else {}),
         }
 
 

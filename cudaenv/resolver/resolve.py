@@ -537,7 +537,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         min_driver_compat=drv.minor_version_floor(ctx.matrix, xy), compute_capabilities=sass,
         brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
         gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
-        python_packages=base.python_packages,
+        python_packages=base.python_packages, init=base.init,
         notes=(("base-image-removed",) if base.removed else ())
         + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
         + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat),
@@ -853,7 +853,7 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         any(b.brings_own_cuda for b in bs) for bs in candidates.values())
     from_apt = {p: [o.name for o in m.os_releases if p in o.python] for p in admitted}
     if admitted and not any(uv_installs(p) or from_apt[p] for p in admitted) and not wheels_possible:
-        archives = "; ".join(f"{o.name}'s archive has Python {_fmt_python(o.python)}" for o in m.os_releases)
+        archives = "; ".join(f"{o.name}'s archive has Python {_fmt_python(o.python)}" for o in m.os_releases if o.python)
         uv = (f"uv installs its Python, and uv's downloads start at {UV_LOWEST_PYTHON}"
               + (f"; below that only an Ubuntu archive can ({archives})" if archives else ""))
         if c.python is not None:

@@ -81,7 +81,7 @@ ROWS: dict[str, tuple[Any, dict]] = {
     "base_image": (load.base_image, {
         "cuda": "11.2.2", "repository": "nvidia/cuda", "tag_version": "11.2.2", "os": ["ubuntu20.04"],
         "cudnn": [IMAGE_CUDNN], "removed": True, "source": SRC, "note": "n", "superseded": True}),
-    "os_release": (load.os_release, {"name": "ubuntu18.04", "python": ["3.6", "3.7"],
+    "os_release": (load.os_release, {"name": "ubuntu18.04", "init": "dumb-init", "python": ["3.6", "3.7"],
                                      "packages": ["python3-distutils"], "source": SRC, "note": "n"}),
 }
 
@@ -241,7 +241,8 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
     },
     "os_release": {
         "name": (REQUIRED, [("ubuntu 18.04", TAG), ("", STRING)]),
-        "python": (REQUIRED, [(["3"], PYTHONS), ([], 'at least one Python version like ["3.11"]')]),
+        "init": (None, [("systemd", "'tini' or 'dumb-init'"), ("/usr/bin/tini", "'tini' or 'dumb-init'"), ("", STRING)]),
+        "python": ((), [(["3"], PYTHONS), ([], 'at least one Python version like ["3.11"]')]),
         "packages": ((), [(["Python3"], "Debian package names (lower-case letters, digits, + - .)"),
                           (["a;b"], "Debian package names (lower-case letters, digits, + - .)"),
                           (["x"], "Debian package names (lower-case letters, digits, + - .)")]),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from cudaenv.matrix import Matrix
-from cudaenv.matrix.model import BaseImage, ImageCudnn
+from cudaenv.matrix.model import BaseImage, ImageCudnn, OsRelease
 from cudaenv.resolver.images import BaseChoice, cuda_base, wheels_base
 
 SRC = "test"
@@ -21,8 +21,13 @@ def _image(cuda: str, os: tuple[str, ...], cudnn: tuple[ImageCudnn, ...] = (), r
                      removed=removed)
 
 
-def _matrix(*images: BaseImage) -> Matrix:
-    return Matrix(images=images)
+# every Ubuntu these tests name, as an archive with tini (the shipped [[os]] rows decide the real ones)
+_ARCHIVES = tuple(OsRelease(name=f"ubuntu{v}", init="tini", source="test") for v in ("16.04", "18.04", "20.04", "22.04",
+                                                                                     "24.04"))
+
+
+def _matrix(*images: BaseImage, os_releases=_ARCHIVES) -> Matrix:
+    return Matrix(images=images, os_releases=os_releases)
 
 
 CUDNN9 = ImageCudnn(tag="cudnn", version="9.1.0.70", os=("ubuntu22.04", "ubuntu20.04"))
@@ -220,3 +225,18 @@ def test_a_wheels_stack_gets_its_python_from_the_python_image_so_uv_s_floor_does
     for flavor in ("wheels", "auto"):
         stack = resolve_case(torch="==1.12.1", python="==3.7", flavor=flavor, driver="535.104.05").stack
         assert (stack.flavor, stack.base_image, stack.python) == ("wheels", "python:3.7-slim", "3.7")
+
+
+def test_an_ubuntu_whose_archive_has_no_init_is_passed_over_for_one_that_has():
+    """16.04 first in the image's list, but its archive gives no init: the 18.04 tag is the base, and
+    the base says which init it runs."""
+    archives = (OsRelease(name="ubuntu16.04", source="test"), OsRelease(name="ubuntu18.04", init="dumb-init", source="test"))
+    matrix = _matrix(_image("10.0.130", ("ubuntu16.04", "ubuntu18.04")), os_releases=archives)
+    chosen = cuda_base(matrix, "runtime", "10.0", cudnn=None, os_name=None)
+    assert chosen.reference.endswith("-ubuntu18.04") and chosen.init == "dumb-init"
+    assert cuda_base(matrix, "runtime", "10.0", cudnn=None, os_name="ubuntu16.04") is None
+
+
+def test_an_ubuntu_the_matrix_has_no_archive_row_for_is_never_built_on():
+    matrix = _matrix(_image("10.0.130", ("ubuntu14.04",)), os_releases=())
+    assert cuda_base(matrix, "runtime", "10.0", cudnn=None, os_name=None) is None
