@@ -7,8 +7,8 @@
 #     and dockerd started detached (it keeps running after the suite, like any system daemon);
 #  3. debootstrap, docker-registry, git, tmux, shellcheck, slurm-wlm and munge, which the suite's
 #     fixtures and tests use (the one-node Slurm cluster is started and stopped by a fixture);
-#  4. stand-in base images (a debootstrapped Debian with python3, `docker import`ed), cached by
-#     tag: a second run reuses them;
+#  4. stand-in base images (a debootstrapped Debian with python3, and an Ubuntu 18.04 for the
+#     18.04 tags, `docker import`ed), cached by tag: a second run reuses them;
 #  5. pytest. The local registry is started and stopped by the suite's fixtures.
 set -euo pipefail
 
@@ -19,6 +19,10 @@ LOGS=${CUDAENV_TEST_LOGS:-$ROOT/.test-logs}
 DEBIAN_MIRROR=${CUDAENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # Bump the suffix when the recipe below changes, so cached stand-ins are rebuilt.
 STANDIN_IMAGE=${CUDAENV_STANDIN_IMAGE:-cudaenv-standin/bookworm-python:1}
+# nvidia/cuda's Ubuntu 18.04 tags stand in as a debootstrapped bionic: its archive decides what those
+# images can install (dumb-init, python3.7: matrix/images.toml [[os]]), so the stand-in must be bionic
+BIONIC_STANDIN_IMAGE=${CUDAENV_STANDIN_BIONIC:-cudaenv-standin/bionic:1}
+UBUNTU_MIRROR=${CUDAENV_UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
 mkdir -p "$LOGS"
 
 say() { printf '==> %s\n' "$*"; }
@@ -114,6 +118,34 @@ ensure_standin_image() {
     say "stand-in base image ready in $(( $(date +%s) - started )) s"
 }
 
+ensure_bionic_standin() {
+    if docker image inspect "$BIONIC_STANDIN_IMAGE" >/dev/null 2>&1; then
+        say "reusing stand-in base image $BIONIC_STANDIN_IMAGE"
+        return
+    fi
+    local rootfs started
+    started=$(date +%s)
+    rootfs=$(mktemp -d /tmp/cudaenv-standin.XXXXXX)
+    say "debootstrapping the Ubuntu 18.04 stand-in $BIONIC_STANDIN_IMAGE (once; cached by tag)"
+    # Debian carries no Ubuntu keyring: debootstrap warns and checks each package against the
+    # Packages index only; the rootfs brings ubuntu-keyring, so apt inside the images verifies
+    debootstrap --variant=minbase --components=main,universe --include=ca-certificates bionic "$rootfs" \
+        "$UBUNTU_MIRROR" >"$LOGS/debootstrap-bionic.log" 2>&1 \
+        || { tail -20 "$LOGS/debootstrap-bionic.log" >&2; rm -rf "$rootfs"; die "debootstrap bionic failed (log: $LOGS/debootstrap-bionic.log)"; }
+    # the apt sources of Ubuntu's own images: the release, its updates and security pockets
+    printf 'deb %s %s main universe\n' "$UBUNTU_MIRROR" bionic "$UBUNTU_MIRROR" bionic-updates \
+        "$UBUNTU_MIRROR" bionic-security >"$rootfs/etc/apt/sources.list"
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+    tar -C "$rootfs" -c . | docker import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' \
+        --change 'CMD ["/bin/bash"]' \
+        --message "cudaenv test stand-in: Ubuntu 18.04 minbase (no Python, no init: the images install them)" \
+        - "$BIONIC_STANDIN_IMAGE" >/dev/null
+    rm -rf "$rootfs"
+    say "stand-in base image ready in $(( $(date +%s) - started )) s"
+}
+
 # The Dev Containers reference CLI (npm; needs Node >= 20), for the devcontainer export tests.
 DEVCONTAINER_CLI_VERSION=0.89.0
 ensure_devcontainer_cli() {
@@ -140,8 +172,9 @@ main() {
     ensure_tools
     ensure_docker
     ensure_standin_image
+    ensure_bionic_standin
     ensure_devcontainer_cli
-    export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE"
+    export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE" CUDAENV_STANDIN_BIONIC="$BIONIC_STANDIN_IMAGE"
     say "set-up took $(( SECONDS - started )) s; running pytest"
     "$VENV/bin/python" -m pytest "$@"
 }

@@ -23,6 +23,7 @@ from tests.support.registry import LocalRegistry
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STANDIN_IMAGE = os.environ.get("CUDAENV_STANDIN_IMAGE", "cudaenv-standin/bookworm-python:1")
+STANDIN_BIONIC = os.environ.get("CUDAENV_STANDIN_BIONIC", "cudaenv-standin/bionic:1")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -129,6 +130,17 @@ def standin_image(engine) -> str:
 
 
 @pytest.fixture(scope="session")
+def bionic_standin(engine) -> str:
+    """The debootstrapped Ubuntu 18.04 (no Python, no init) that stands in for nvidia/cuda's 18.04 tags."""
+    if engine.image_labels(STANDIN_BIONIC) is None:
+        message = f"stand-in base image {STANDIN_BIONIC} is missing; scripts/test.sh creates it"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return STANDIN_BIONIC
+
+
+@pytest.fixture(scope="session")
 def registry(tmp_path_factory):
     """A real distribution registry on a loopback port, for push and pull tests."""
     with LocalRegistry.start(tmp_path_factory.mktemp("registry")) as reg:
@@ -140,7 +152,9 @@ def standins(engine, registry, standin_image):
     """The local registry serving stand-ins under upstream names (see tests/support/standins.py)."""
     from tests.support.standins import StandinRegistry
 
-    served = StandinRegistry(engine, registry, standin_image)
+    # nvidia/cuda's 18.04 tags are served by the bionic stand-in where scripts/test.sh made it
+    bionic = STANDIN_BIONIC if engine.image_labels(STANDIN_BIONIC) is not None else None
+    served = StandinRegistry(engine, registry, standin_image, by_os={"ubuntu18.04": bionic} if bionic else {})
     served.provide_uv()
     bases_before = {info.id for info in engine.images("io.cudaenv.project=cudaenv-base")}
     yield served

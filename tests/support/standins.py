@@ -1,7 +1,8 @@
 """Stand-in base images served from the suite's local registry under the names templates ask for.
 
 No image can come from Docker Hub or ghcr.io here, so the debootstrapped Debian + python3 image
-that scripts/test.sh imports stands in for ``nvidia/cuda:<tag>`` and ``python:<ver>-slim``, and
+that scripts/test.sh imports stands in for ``nvidia/cuda:<tag>`` and ``python:<ver>-slim`` (an
+``-ubuntu18.04`` tag gets the debootstrapped bionic, whose archive is what such images install from), and
 the virtualenv's own uv binary becomes ``astral-sh/uv:<version>``. A project whose
 ``base_registry`` points at this registry then builds exactly as it would against a mirror.
 """
@@ -18,10 +19,11 @@ from cudaenv.images.render import UV_IMAGE, uv_version
 
 
 class StandinRegistry:
-    def __init__(self, engine, registry, standin_image: str) -> None:
+    def __init__(self, engine, registry, standin_image: str, by_os: dict[str, str] | None = None) -> None:
         self.engine = engine
         self.registry = registry
         self.standin_image = standin_image
+        self.by_os = by_os or {}  # tag OS suffix ("ubuntu18.04") -> a stand-in of that OS
         self._pushed: set[str] = set()
 
     @property
@@ -40,7 +42,8 @@ class StandinRegistry:
         target = with_registry(reference, self.host)
         if target not in self._pushed:
             repository, _, tag = target.rpartition(":")
-            self.engine.client.images.get(self.standin_image).tag(repository, tag)
+            image = next((i for os_name, i in self.by_os.items() if tag.endswith(f"-{os_name}")), self.standin_image)
+            self.engine.client.images.get(image).tag(repository, tag)
             self._push(target)
         return target
 
