@@ -190,11 +190,17 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
         click.get_current_context().exit(1)
     pinned = lock_value.pinned
     write_atomically(project.lock_path, lock_value.as_toml())
+    # what a user of this stack must know (a yanked release, a base deleted from Docker Hub, PTX only):
+    # said on every lock, not only by `resolve`
+    warnings = [p for p in result.problems if not p.is_fix and p.code != "cuda-from-wheels"]
     for problem in result.problems:
         if problem.code == "cuda-from-wheels":
             click.echo(f"note: {problem.message}", err=True)
+    for problem in warnings:
+        click.echo(f"cudaenv: warning: {problem.message}" + (f" ({problem.fix})" if problem.fix else ""), err=True)
     if as_json:
-        emit_json({"ok": True, "lock": str(project.lock_path), "stack": result.stack.as_dict(), "pinned": list(pinned)})
+        emit_json({"ok": True, "lock": str(project.lock_path), "stack": result.stack.as_dict(), "pinned": list(pinned),
+                   "warnings": [p.as_dict() for p in warnings]})
         return
     s = result.stack
     click.echo(f"locked {project.name}: {', '.join(f'{n} {v}' for n, v in s.frameworks) or 'CUDA runtime'}; "

@@ -8,6 +8,7 @@ values once per loaded matrix.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
@@ -45,6 +46,8 @@ class Build:
     # PEP 592: the release was yanked on PyPI (the reason, "" when PyPI gives none). pip and uv
     # install a yanked release only for an exact pin (==X / ===X), so only such a pin chooses it
     yanked: str | None = None
+    # why this build cannot be installed at all (jax 0.3.18's extras pin a jaxlib never published)
+    uninstallable: str | None = None
 
     @property
     def label(self) -> str:
@@ -124,6 +127,9 @@ def _cuda_floor_of_pins(requires) -> tuple[int, ...]:
     return floor
 
 
+_EXTRA_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")  # PEP 508 extra names
+
+
 def _jax(matrix: "Matrix") -> list[Build]:
     out = []
     for release in matrix.jax:
@@ -131,6 +137,8 @@ def _jax(matrix: "Matrix") -> list[Build]:
         # (CUDA range, cuDNN range, wheels-or-local, source).
         chosen: dict[tuple, object] = {}
         for variant in sorted(release.variants, key=lambda v: _jax_rank(v.extra)):
+            if not variant.no_extra and not _EXTRA_NAME.fullmatch(variant.extra):
+                continue  # declared but unreadable (0.2.23's "cuda=11,cudnn=82"): pip cannot install it
             local = "local" in variant.extra or not variant.requires
             key = (str(variant.cuda), str(variant.cudnn), local, variant.index_url)
             chosen.setdefault(key, variant)
@@ -141,12 +149,16 @@ def _jax(matrix: "Matrix") -> list[Build]:
                           if specifier_contains(variant.cuda, xy) and numeric_key(xy) >= floor)
             if not cudas:
                 continue
+            # without an extra (0.2.0-0.2.10) the CUDA jaxlib is its own exact pin beside plain jax
+            requirements = ((f"jax=={release.version}", *variant.packages) if variant.no_extra
+                            else (f"jax[{variant.extra}]=={release.version}",))
             out.append(Build(
                 framework="jax", version=release.version, variant=variant.extra, cuda=cudas,
                 python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx, cudnn=None,
-                cudnn_range=variant.cudnn, requirements=(f"jax[{variant.extra}]=={release.version}",),
+                cudnn_range=variant.cudnn, requirements=requirements,
                 companions=(("jaxlib", release.jaxlib),), index_url=None, find_links=variant.index_url,
                 pins=variant.requires, brings_own_cuda=not local, yanked=release.yanked,
+                uninstallable=release.uninstallable,
             ))
     return out
 

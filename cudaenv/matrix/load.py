@@ -315,7 +315,7 @@ def jax_variant(r: RowReader) -> model.JaxVariant:
         extra=r.str("extra"), cuda=r.specifier("cuda"), cudnn=r.specifier("cudnn", default=None),
         packages=r.str_list("packages", default=()), index_url=r.str("index_url", default=None),
         compute_capabilities=r.cc_list("compute_capabilities", default=()), ptx=r.cc_list("ptx", default=()),
-        requires=r.requires("requires"), note=r.str("note", default=""),
+        requires=r.requires("requires"), no_extra=r.bool("no_extra", default=False), note=r.str("note", default=""),
     ))
 
 
@@ -324,7 +324,7 @@ def jax_release(r: RowReader) -> model.JaxRelease:
         version=r.version("version"), jaxlib=r.version("jaxlib"), python=r.python_list(),
         released=r.str("released", default=None), variants=r.rows("variant", jax_variant),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        yanked=r.yanked(), note=r.str("note", default=""),
+        yanked=r.yanked(), uninstallable=r.str("uninstallable", default=None), note=r.str("note", default=""),
     ))
 
 

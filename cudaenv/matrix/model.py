@@ -164,6 +164,9 @@ class JaxVariant:
     compute_capabilities: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
     requires: Requires = ()
+    # jax declares no such extra (0.2.0-0.2.10): the CUDA jaxlib is installed by its exact pin in
+    # ``packages`` from the find-links page, beside plain jax
+    no_extra: bool = False
     note: str = ""
 
 
@@ -177,6 +180,9 @@ class JaxRelease:
     released: str | None = None
     pypi_source: str | None = None
     yanked: str | None = None
+    # why no CUDA extra of this release can be installed (jax 0.3.18 pins a jaxlib never published):
+    # the release is never chosen, and a pin of it is answered with this
+    uninstallable: str | None = None
     note: str = ""
 
 

@@ -188,6 +188,11 @@ def check_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
     """A range that only yanked releases satisfy is bad input naming the yank: pip and uv install a
     yanked release only for an exact pin, so the range alone can never be installed."""
     matching = [b for b in builds if specifier_contains(spec, b.version)]
+    if matching and all(b.uninstallable is not None for b in matching):
+        newest = max(matching, key=lambda b: Version(b.version))
+        raise UnknownVersion(f"{name} {_spec_text(spec)}: {name} {newest.version} cannot be installed: "
+                             f"{newest.uninstallable} (pin another release)", field=f"frameworks.{name}")
+    matching = [b for b in matching if b.uninstallable is None]
     if not matching or any(b.yanked is None or pins_exactly(spec, b.version) for b in matching):
         return
     newest = max(matching, key=lambda b: Version(b.version))
@@ -268,6 +273,8 @@ def yanked_text(build: Build) -> str:
 def _admit_yanked(build: Build, spec: SpecifierSet | None) -> Build | None:
     """A yanked build stays a candidate only for an exact pin of its version, carrying the yank as a
     caveat (a warning whenever it is chosen); a range never chooses it, as pip and uv do not."""
+    if build.uninstallable is not None:
+        return None  # no pin can install it (check_not_only_yanked says why when nothing else matches)
     if build.yanked is None:
         return build
     if not pins_exactly(spec, build.version):

@@ -41,7 +41,7 @@ TORCH_VARIANT = {"cuda": "12.4", "index_url": "https://download.pytorch.org/whl/
                  "compute_capabilities": ["8.0", "9.0"], "ptx": ["9.0"], "established": True, "note": "n"}
 JAX_VARIANT = {"extra": "cuda12", "cuda": ">=12.1,<13", "cudnn": ">=9.1,<10", "packages": ["jax-cuda12-plugin==0.4.30"],
                "index_url": "https://example.invalid/jax", "compute_capabilities": ["8.0"], "ptx": ["9.0"],
-               "requires": {"nvidia-cudnn-cu12": ">=9.1,<10.0"}, "note": "n"}
+               "requires": {"nvidia-cudnn-cu12": ">=9.1,<10.0"}, "no_extra": True, "note": "n"}
 MXNET_VARIANT = {"package": "mxnet-cu112", "cuda": "11.2", "cudnn": "8.1", "python": ["3.8"], "note": "n"}
 IMAGE_CUDNN = {"tag": "cudnn8", "version": "8.1.0.77", "os": ["ubuntu20.04"]}
 
@@ -73,7 +73,8 @@ ROWS: dict[str, tuple[Any, dict]] = {
     "jax_variant": (load.jax_variant, JAX_VARIANT),
     "jax_release": (load.jax_release, {"version": "0.4.30", "jaxlib": "0.4.30", "python": ["3.11"],
                                        "released": "2024-06-18", "variant": [JAX_VARIANT], "source": SRC,
-                                       "pypi_source": SRC, "yanked": "Bad jaxlib GPU release", "note": "n"}),
+                                       "pypi_source": SRC, "yanked": "Bad jaxlib GPU release",
+                                       "uninstallable": "pins a jaxlib never published", "note": "n"}),
     "mxnet_variant": (load.mxnet_variant, MXNET_VARIANT),
     "mxnet_release": (load.mxnet_release, {"version": "1.9.1", "python": ["3.8"], "variant": [MXNET_VARIANT],
                                            "source": SRC, "note": "n"}),
@@ -195,6 +196,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "compute_capabilities": ((), [(["8"], CC_LIST)]),
         "ptx": ((), [(["9"], CC_LIST)]),
         "requires": ((), [("nvidia", REQUIRES)]),
+        "no_extra": (False, [("yes", BOOL)]),
         "note": ("", [("", STRING)]),
     },
     "jax_release": {
@@ -206,6 +208,7 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
         "pypi_source": (None, [("PyPI", SOURCE_WANTED)]),
         "yanked": (None, YANKED_WRONG),
+        "uninstallable": (None, [("", STRING)]),
         "note": ("", [("", STRING)]),
     },
     "mxnet_variant": {

@@ -22,7 +22,7 @@ def floor(framework: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "pin"), [("torch", "==1.11.0"), ("torch", "~=1.7.1"), ("tensorflow", "==1.5"),
-                                           ("jax", "==0.3.4")])
+                                           ("jax", "==0.1.77")])
 def test_a_release_older_than_the_matrix_says_where_the_matrix_stops(name, pin):
     matrix = load_matrix(overlays=[])
     with pytest.raises(UnknownVersion) as caught:

@@ -101,6 +101,8 @@ def test_every_framework_release_resolves_for_some_host(framework):
 
     failures, refused = [], []
     for release in getattr(M, framework):
+        if getattr(release, "uninstallable", None):  # jax 0.3.18: no pin can install it (its own test says so)
+            continue
         result = resolve(M, constraints(**{framework: f"=={release.version}"}), host(), explain=False)
         if result.ok and not uv_installs(result.stack.python) and result.stack.flavor != "wheels":
             assert result.stack.python_packages == (f"python{result.stack.python}", "python3-distutils")

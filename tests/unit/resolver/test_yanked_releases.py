@@ -31,8 +31,12 @@ def caveats(resolution) -> list[str]:
 
 
 def test_the_shipped_rows_record_the_yanks_pypi_shows(matrix):
-    yanked = {b.version: b.yanked for b in framework_builds(matrix)["jax"] if b.yanked is not None}
-    assert yanked == {"0.4.15": "accidentally required JAX_RELEASE=1", "0.4.32": ""}
+    yanked = {b.version: b.yanked for b in framework_builds(matrix)["jax"]
+              if b.yanked is not None and b.uninstallable is None}
+    assert yanked == {"0.2.23": "Install command errors", "0.4.0": "Bad jaxlib GPU release",
+                      "0.4.15": "accidentally required JAX_RELEASE=1", "0.4.32": ""}
+    # 0.3.18 is yanked too, and more: its extras pin a jaxlib never published, so no build installs
+    assert {b.uninstallable is not None for b in framework_builds(matrix)["jax"] if b.version == "0.3.18"} == {True}
 
 
 def test_an_exact_pin_of_a_yanked_release_resolves_with_a_warning_quoting_the_reason(matrix):
@@ -86,3 +90,30 @@ def test_a_row_keeps_the_yank_through_its_json_form():
     assert "yanked" not in row_as_dict(jax_release(RowReader(base, "jax.toml")))
     with pytest.raises(MatrixError, match="field 'yanked': expected true or PyPI's reason"):
         jax_release(RowReader({**base, "yanked": False}, "jax.toml"))
+
+
+def test_a_release_no_pin_can_install_is_answered_with_why(matrix):
+    """jax 0.3.18's extras all pin jaxlib==0.3.18, which was never published: even the exact pin
+    cannot install it, so the answer is that reason, not a stack whose lock would fail."""
+    with pytest.raises(UnknownVersion) as caught:
+        jax(matrix, "==0.3.18")
+    assert str(caught.value) == ("jax 0.3.18: jax 0.3.18 cannot be installed: every extra pins jaxlib==0.3.18, which "
+                                 "was never published (no jaxlib-v0.3.18 tag or changelog entry; PyPI's yank reason "
+                                 "says so) (pin another release)")
+    assert jax(matrix, ">=0.3.17,<0.3.20").stack.framework("jax") == "0.3.19"  # a range passes it by
+
+
+def test_jax_before_its_cuda_extras_installs_the_cuda_jaxlib_by_its_own_pin(matrix):
+    """jax 0.2.0-0.2.10 declared no CUDA extra: pip would install jax[cuda110] without any jaxlib. The
+    stack installs plain jax and the exact CUDA jaxlib from the find-links page the docs name."""
+    resolution = jax(matrix, "==0.2.0")
+    assert resolution.ok
+    assert resolution.stack.requirements == ("jax==0.2.0", "jaxlib==0.1.55+cuda110")
+    assert resolution.stack.find_links == ("https://storage.googleapis.com/jax-releases/jax_releases.html",)
+
+
+def test_an_extra_pip_cannot_read_is_no_build(matrix):
+    """jax 0.2.23 declared the extras "cuda=11,cudnn=805" and "cuda=11,cudnn=82": no requirement
+    line can name them, so only its readable extras are builds."""
+    variants = {b.variant for b in framework_builds(matrix)["jax"] if b.version == "0.2.23"}
+    assert variants and all("=" not in v and "," not in v for v in variants)
