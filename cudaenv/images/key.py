@@ -48,7 +48,7 @@ def _tree(digest, label: str, top: str, *, contents: bool) -> None:
     """Every file under ``top`` (sorted): its bytes, or its size and modification time."""
     from cudaenv.engine.buildkit_probe import digest_stat
 
-    for directory, subdirs, files in sorted(os.walk(top)):
+    for directory, subdirs, files in os.walk(top):  # top-down: the pruning below takes effect
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith((".pyc", ".pyo")):
@@ -71,7 +71,7 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
     root = os.path.abspath(project.root)
     digest.update(f"root\0{root}\0".encode())
     if project.config_path is not None:
-        _file(digest, "config", os.path.join(root, project.config_path))
+        _file(digest, "config", os.path.abspath(project.config_path))  # root/<file>, not to be joined again
     _file(digest, "lock", os.path.join(root, "cudaenv.lock"))
     _file(digest, "dockerignore", os.path.join(root, ".dockerignore"))
     for relative in project.requirements:
@@ -87,7 +87,7 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
     for relative in extras:
         digest.update(f"include:{relative}\0{file_digest(os.path.join(root, relative))}\0".encode())
     if project.build.ca_cert is not None:
-        _file(digest, "ca_cert", os.path.join(root, project.build.ca_cert))
+        _file(digest, "ca_cert", os.path.abspath(project.build.ca_cert))  # under the root or absolute
     for name in sorted(env):
         if name.startswith(ENV_PREFIXES) or name in ("NETRC", "HOME"):
             digest.update(f"env:{name}\0{env[name]}\0".encode())
