@@ -1052,8 +1052,12 @@ def _fixes(ctx: _Context) -> list[Problem]:
                                                               f"CUDA {relaxed.stack.cuda} without cuDNN fits",
                                          fix=f"remove {field_name}"))
                     continue
+                # where the build that fits comes from another index (PyTorch's whl/cu111), say which
+                source = (f" ({', '.join(f'{n} {v}' for n, v in relaxed.stack.frameworks)} from "
+                          f"{relaxed.stack.index_urls[0]})" if field_name == "cuda" and relaxed.stack.index_urls
+                          and relaxed.stack.index_urls[0] != PYPI_INDEX else "")
                 fixes.append(Problem(f"fix-{field_name}", f"relax the {field_name} constraint ({getattr(c, field_name)}): "
-                                                          f"{field_name} {value} fits", fix=f"allow {field_name} {value}"))
+                                                          f"{field_name} {value} fits{source}", fix=f"allow {field_name} {value}"))
     if c.flavor != "auto":
         relaxed = resolve(m, replace(c, flavor="auto"), host, explain=False)
         if relaxed.ok:

@@ -91,9 +91,9 @@ def _contiguous_from(rows, first: str) -> list[str]:
     return versions
 
 
-def test_torch_covers_every_release_from_1_12(matrix):
-    versions = _contiguous_from(matrix.torch, "1.12.0")
-    for v in ["1.12.1", "1.13.0", "1.13.1", "2.0.0", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0",
+def test_torch_covers_every_release_from_1_0(matrix):
+    versions = _contiguous_from(matrix.torch, "1.0.0")
+    for v in ["1.0.1", "1.1.0", "1.4.0", "1.7.1", "1.9.1", "1.11.0", "1.12.0", "1.12.1", "1.13.0", "1.13.1", "2.0.0", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0",
               "2.7.1", "2.8.0", "2.9.1"]:
         assert v in versions
     for row in matrix.torch:

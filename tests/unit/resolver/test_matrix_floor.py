@@ -1,6 +1,7 @@
 """Issue 23, class 7: every real release from a stated floor is in the matrix, and a release older
 than that floor is answered with where the matrix stops — not as if the version did not exist.
-(torch 1.11.0 is real: cu102 on PyPI, cu113 on PyTorch's index; CompVis/stable-diffusion pins it.)"""
+(Since issue 34 the floors are torch 1.0.0, TensorFlow 1.0.0 and JAX 0.2.0; torch 0.4.1 was real,
+published on PyTorch's own site before torch reached PyPI.)"""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def floor(framework: str) -> str:
     return min((b.version for b in framework_builds(load_matrix(overlays=[]))[framework]), key=Version)
 
 
-@pytest.mark.parametrize(("name", "pin"), [("torch", "==1.11.0"), ("torch", "~=1.7.1"), ("tensorflow", "==1.5"),
+@pytest.mark.parametrize(("name", "pin"), [("torch", "==0.4.1"), ("torch", "~=0.4.0"), ("tensorflow", "==0.12.1"),
                                            ("jax", "==0.1.77")])
 def test_a_release_older_than_the_matrix_says_where_the_matrix_stops(name, pin):
     matrix = load_matrix(overlays=[])
@@ -92,7 +93,7 @@ def test_every_row_records_the_yank_pypi_shows(framework):
     assert recorded == {v: y for v, y in yanks.items() if v in rows}
 
 
-def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path):
+def test_init_on_compvis_stable_diffusion_names_the_editable_line_then_resolves_torch_1_11(tmp_path):
     """CompVis/stable-diffusion's environment.yaml (tests/fixtures/real-projects) pins pytorch=1.11.0."""
     import shutil
     from pathlib import Path
@@ -115,9 +116,9 @@ def test_init_on_compvis_stable_diffusion_names_the_file_and_the_floor(tmp_path)
     (project / "environment.yaml").write_text(text)
     proc = run_cli("init", project, "--no-lock", "--driver", "550.54.15", "--gpu", "A100", env=isolated_env(),
                    timeout=120)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        f"cudaenv: error: environment.yaml:9: torch 1.11.0 matches no release in the matrix; the matrix records every "
-        f"torch release from {floor('torch')} on, and none older (pin torch>={floor('torch')}, or add the older "
-        f"release's row in a matrix overlay) (see `cudaenv matrix list torch`)"]
-    assert not (project / "cudaenv.toml").exists()
+    # torch 1.11.0 is in the matrix since issue 34: PyPI's build is CUDA 10.2 (no sm_80), the file's
+    # cudatoolkit=11.3 names PyTorch's cu113 build, which carries sm_80
+    assert proc.returncode == 0, proc.stderr
+    assert "✓ torch 1.11.0 (with torchvision 0.12.0)" in proc.stdout and "CUDA 11.3" in proc.stdout
+    assert "--index-url https://download.pytorch.org/whl/cu113" in proc.stdout
+    assert (project / "cudaenv.toml").exists()

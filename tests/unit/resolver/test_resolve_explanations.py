@@ -23,10 +23,12 @@ CASES = [
     pytest.param(dict(torch='2.6.0', python='3.6'), [
         ('python-unavailable', 'torch 2.6.0 publishes Linux wheels for Python 3.9–3.13, not Python 3.6', None),
         ('fix-python', 'use Python 3.9–3.13 instead of 3.6', 'set python to 3.13'),
+        ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.10.2 fits this host', 'allow torch 1.10.2'),
     ], id='python-unavailable'),
     pytest.param(dict(torch='2.6.0', cuda='==11.0'), [
         ('cuda-constraint', 'CUDA ==11.0 admits none of the CUDA versions the frameworks are built for (11.8, 12.4, 12.6)', None),
-        ('fix-cuda', 'relax the cuda constraint (==11.0): cuda 12.6 fits', 'allow cuda 12.6'),
+        ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.7.1 fits this host', 'allow torch 1.7.1'),
+        ('fix-cuda', 'relax the cuda constraint (==11.0): cuda 12.6 fits (torch 2.6.0 from https://download.pytorch.org/whl/cu126)', 'allow cuda 12.6'),
     ], id='cuda-constraint'),
     pytest.param(dict(torch='2.6.0', cuda='>=12', driver='418.87.01', gpus=['V100']), [
         ('driver-too-old', 'driver 418.87.01 supports CUDA <= 10.1 natively; torch 2.6.0 is built for CUDA 11.8, 12.4, 12.6; of those, CUDA >=12 (as configured) leaves 12.4, 12.6', None),
@@ -86,11 +88,11 @@ CASES = [
     ], id='no-common-cuda'),
     pytest.param(dict(torch='any', cuda='>=12', driver='470.82.01', gpus=['K80']), [
         ('gpu-unsupported-by-cuda', 'K80 (sm_37) cannot run the libraries of CUDA 12.1, 12.4, 12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), 13.0 (sm_75–sm_121), 12.9 (sm_50–sm_121), 12.8 (sm_50–sm_120), 12.6 (sm_50–sm_90), 12.4 (sm_50–sm_90), 12.1 (sm_50–sm_90)); CUDA 8.0–11.8 run on it', None),
-        ('fix-cuda', 'relax the cuda constraint (>=12): cuda 11.8 fits', 'allow cuda 11.8'),
+        ('fix-cuda', 'relax the cuda constraint (>=12): cuda 11.8 fits (torch 2.7.1 from https://download.pytorch.org/whl/cu118)', 'allow cuda 11.8'),
     ], id='gpu-unsupported-by-cuda'),
     pytest.param(dict(torch='2.8.0', cuda='12.8', driver='570.124.06', gpus=['GTX 1080']), [
         ('gpu-unsupported-by-build', 'GTX 1080 (sm_61) is not in the SM list of torch 2.8.0 for CUDA 12.8 (built for sm_70, sm_75, sm_80, sm_86, sm_90, sm_100, sm_120); the newest torch build that includes it is torch 2.14.1 (cu126)', None),
-        ('fix-cuda', 'relax the cuda constraint (==12.8): cuda 12.6 fits', 'allow cuda 12.6'),
+        ('fix-cuda', 'relax the cuda constraint (==12.8): cuda 12.6 fits (torch 2.8.0 from https://download.pytorch.org/whl/cu126)', 'allow cuda 12.6'),
     ], id='gpu-unsupported-by-build'),
     pytest.param(dict(tensorflow='any', cuda='==12.2', driver='525.60.13', gpus=['H100']), [
         ('gpu-unsupported-by-build', 'H100 (sm_90) is not in the SM list of tensorflow for CUDA 12.2 (built for sm_50, sm_60, sm_70, sm_75, sm_80) (only its PTX covers it, and PTX cannot be JIT-compiled under minor-version compatibility); the newest tensorflow build that includes it is tensorflow 2.21.0 (and-cuda)', None),
@@ -99,6 +101,7 @@ CASES = [
     ], id='gpu-unsupported-by-build-ptx'),
     pytest.param(dict(torch='2.6.0', driver='570.124.06', gpus=['GTX 1080', 'RTX 5090']), [
         ('gpu-unsupported-by-build', 'RTX 5090 (sm_120) is not in the SM list of torch 2.6.0 for CUDA 11.8, 12.4, 12.6 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
+        ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.5.1 fits this host', 'allow torch 1.5.1'),
     ], id='gpu-unsupported-by-build-one-of-two'),
     pytest.param(dict(torch='2.3.1', jax='0.4.30', flavor='wheels', driver='550.54.15', gpus=['A100']), [
         ('conflicting-pins', 'torch 2.3.1 (cu121) requires nvidia-cudnn-cu12==8.9.2.26 but jax 0.4.30 (cuda12) requires nvidia-cudnn-cu12<10.0,>=9.0: they cannot share one environment', None),
@@ -135,7 +138,7 @@ CASES = [
     ], id='companion-clash-many-ranges'),
     # a Kepler sm_30 board (GTX 680) on R470: CUDA 10.2 runs on it, but torch's builds start at sm_37
     pytest.param(dict(torch='any', driver='470.82.01', gpus=['GTX 680']), [
-        ('gpu-unsupported-by-build', 'GTX 680 (sm_30) is not in the SM list of torch for CUDA 10.2 (built for sm_37, sm_50, sm_60, sm_70); no torch build in the matrix includes it', None),
+        ('gpu-unsupported-by-build', 'GTX 680 (sm_30) is not in the SM list of torch for CUDA 8.0, 9.0, 9.2, 10.0, 10.1, 10.2 (built for sm_35, sm_37, sm_50, sm_60, sm_61, sm_70, sm_75); no torch build in the matrix includes it', None),
     ], id='no-build-includes-the-gpu'),
     # TensorFlow 2.15.0 loads the system cuDNN 8.9 of a CUDA 12.2 image; nvidia/cuda has none on ubuntu24.04
     pytest.param(dict(tensorflow='==2.15.0', os='ubuntu24.04', driver='550.54.15'), [
@@ -169,14 +172,13 @@ def test_without_explain_a_failure_is_one_plain_no(case, expected):
 
 
 def test_a_gpu_only_the_oldest_cuda_supports_is_told_so():
-    """A Fermi sm_20 board: only CUDA 8.0's libraries run on it (CUDA 9 dropped Fermi), and no torch
-    build needs to be named: the answer is about the CUDA libraries."""
-    result = resolve(matrix(), constraints(torch="any"), Host(None, (TargetGpu("2.0", None, None, False),)))
+    """A Fermi sm_20 board with CUDA 9 or newer asked for: only CUDA 8.0's libraries run on it (CUDA 9
+    dropped Fermi), so the answer is about the CUDA libraries and names that one CUDA."""
+    result = resolve(matrix(), constraints(torch="any", cuda=">=9"), Host(None, (TargetGpu("2.0", None, None, False),)))
     [problem] = result.problems
     assert problem.code == "gpu-unsupported-by-cuda"
-    assert problem.message.startswith("sm_20 cannot run the libraries of CUDA 10.2, 11.3, 11.6, 11.7, 11.8, 12.1, 12.4, "
-                                      "12.6, 12.8, 12.9, 13.0, 13.2 (13.2 (sm_75–sm_121), ")
-    assert problem.message.endswith(", 10.2 (sm_30–sm_75)); only CUDA 8.0 runs on it")
+    assert problem.message.startswith("sm_20 cannot run the libraries of CUDA 9.0, 9.2, 10.0, 10.1, 10.2, 11.0, 11.1, ")
+    assert problem.message.endswith(", 9.0 (sm_30–sm_70)); only CUDA 8.0 runs on it")
 
 
 def test_a_gpu_no_cuda_in_the_matrix_supports_is_told_so():
@@ -197,13 +199,16 @@ def test_a_driver_too_old_for_two_frameworks_names_the_cuda_of_each():
 
 
 def test_later_filters_only_see_the_builds_with_the_python_asked_for():
-    """Python 3.8 keeps torch up to 2.4 (CUDA <= 12.4), none of which carries sm_120: the GPU filter says so
-    about those builds, not about torch 2.7+ that would run on the RTX 5090 but has no 3.8 wheels."""
+    """Python 3.8 keeps torch up to 2.4, none of which carries sm_120 code; torch 2.7+ would run on the
+    RTX 5090 natively but has no 3.8 wheels. The newest 3.8 build that runs there at all is torch
+    1.5.1, through the compute_37 PTX its wheel carries (read from the wheel): chosen, with the
+    warning that says so, rather than a build that only another Python has."""
     result = _resolve(torch="any", python="3.8", driver="570.124.06", gpus=["RTX 5090"])
-    assert [(p.code, p.message) for p in result.problems][0] == (
-        "gpu-unsupported-by-build", "RTX 5090 (sm_120) is not in the SM list of torch for CUDA 10.2, 11.3, 11.6, 11.7, "
-                                    "11.8, 12.1, 12.4 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); "
-                                    "the newest torch build that includes it is torch 2.15.0 (cu132)")
+    assert result.ok and result.stack.framework("torch") == "1.5.1" and result.stack.python == "3.8"
+    assert [(p.code, p.message) for p in result.problems] == [(
+        "ptx-jit-only", "RTX 5090 (sm_120) runs torch 1.5.1 only through its compute_37 PTX, JIT-compiled by the "
+                        "driver at first use: the build has no native code for it (built for sm_37, sm_50, sm_60, "
+                        "sm_61, sm_70, sm_75)")]
 
 
 @pytest.mark.parametrize("tensorflow,message", [

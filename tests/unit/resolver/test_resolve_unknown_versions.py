@@ -48,11 +48,11 @@ BAD = [
                  "torch 2.99.* matches no release in the matrix; nearest known: 2.15.0 " + LIST.format("torch"),
                  "frameworks.torch", id="wildcard"),
     pytest.param(dict(frameworks=[("torch", ">=99")]),
-                 "torch >=99 matches no release in the matrix; known: 1.12.0 … 2.15.0 " + LIST.format("torch"),
+                 "torch >=99 matches no release in the matrix; known: 1.0.0 … 2.15.0 " + LIST.format("torch"),
                  "frameworks.torch", id="a-range-gets-the-known-span"),
-    pytest.param(dict(frameworks=[("torch", "==1.11.0")]),
-                 "torch 1.11.0 matches no release in the matrix; the matrix records every torch release from 1.12.0 on, "
-                 "and none older (pin torch>=1.12.0, or add the older release's row in a matrix overlay) " + LIST.format("torch"),
+    pytest.param(dict(frameworks=[("torch", "==0.4.1")]),
+                 "torch 0.4.1 matches no release in the matrix; the matrix records every torch release from 1.0.0 on, "
+                 "and none older (pin torch>=1.0.0, or add the older release's row in a matrix overlay) " + LIST.format("torch"),
                  "frameworks.torch", id="older-than-the-matrix"),
     pytest.param(dict(frameworks=[("torchvision", "==0.99.0")]),
                  "torchvision 0.99.0 matches no release in the matrix; nearest known: 0.29.0 " + LIST.format("torch"),
