@@ -48,6 +48,7 @@ class Build:
     yanked: str | None = None
     # why this build cannot be installed at all (jax 0.3.18's extras pin a jaxlib never published)
     uninstallable: str | None = None
+    gpu_route: str = ""  # what runs the framework on a GPU this build has no native code for
 
     @property
     def label(self) -> str:
@@ -97,7 +98,7 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
             cudnn=release.cudnn, cudnn_range=None, requirements=(f"{name}=={release.version}",), companions=companions,
             index_url=None, find_links=None, pins=release.and_cuda if with_cuda else (), brings_own_cuda=with_cuda,
             caveat=caveat, ptx_unusable_on=release.ptx_unusable_on, ptx_unusable_source=release.ptx_unusable_source or "",
-            yanked=release.yanked,
+            yanked=release.yanked, gpu_route=release.gpu_route or "",
         ))
     return out
 

@@ -296,7 +296,8 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         ptx_unusable_on=r.cc_list("ptx_unusable_on", default=()),
         ptx_unusable_source=r.source("ptx_unusable_source", default=None),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        yanked=r.yanked(), gpu_package=_gpu_package(r), note=r.str("note", default=""),
+        yanked=r.yanked(), gpu_package=_gpu_package(r), gpu_route=r.str("gpu_route", default=None),
+        gpu_route_source=r.source("gpu_route_source", default=None), note=r.str("note", default=""),
     ))
 
 

@@ -151,6 +151,10 @@ class TensorflowRelease:
     # the PyPI package of this release's CUDA build, where plain `tensorflow` was CPU-only (before
     # 1.15, and 2.0): "tensorflow-gpu"; the row's python/cuda/cudnn/capabilities describe that wheel
     gpu_package: str | None = None
+    # what runs this release's code on a GPU its builds have no native code for (TensorFlow 1.x on
+    # Ampere and newer: NVIDIA's nvidia-tensorflow), said whenever such a GPU is the target
+    gpu_route: str | None = None
+    gpu_route_source: str | None = None
     note: str = ""
 
 

@@ -35,6 +35,7 @@ from cudaenv.versions import (contains_at_clause_precision, driver_branch, major
 MODE_RANK = {drv.NATIVE: 2, drv.MINOR_VERSION: 1, drv.FORWARD: 0, None: 2}
 UNESTABLISHED = "unestablished:"  # Stack.notes prefix: a chosen build no primary source shows was published
 CAVEAT = "caveat:"  # Stack.notes prefix: what the matrix says a user of a chosen build must know
+ROUTE = "route:"  # Stack.notes prefix: "framework:text", what runs it on a GPU its build has no native code for
 
 
 class UnknownVersion(UserError):
@@ -547,7 +548,8 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         python_packages=base.python_packages, init=base.init,
         notes=(("base-image-removed",) if base.removed else ())
         + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
-        + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat),
+        + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat)
+        + tuple(f"{ROUTE}{b.framework}:{b.gpu_route}" for b in chosen if b.gpu_route),
     )
 
 
@@ -737,10 +739,13 @@ def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
                            f"driver {ctx.host.driver} runs CUDA {stack.cuda} through forward compatibility: the image "
                            f"carries NVIDIA's cuda-compat package, which works on data-center GPUs only",
                            fix=f"upgrade the driver to >= {stack.min_driver} to run it natively"))
+    routes = dict(n[len(ROUTE):].split(":", 1) for n in stack.notes if n.startswith(ROUTE))
     for g in dict.fromkeys(ctx.host.gpus):  # eight of one board: one caveat
         for framework, sass, ptx in stack.gpu_targets:
             if gpu_rules.only_through_ptx(sass, ptx, g.compute_capability):
                 out.append(Problem("ptx-jit-only", ptx_jit_caveat(framework, stack.framework(framework), sass, ptx, g)))
+                if framework in routes:
+                    out.append(Problem("gpu-route", routes.pop(framework)))
     if not ctx.host.gpus:
         sms = ", ".join("sm_" + c.replace(".", "") for c in stack.compute_capabilities)
         out.append(Problem("gpu-unknown", "no GPU given or detected: compute capabilities were not checked"
@@ -936,6 +941,11 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
                                         f"{g.label} is not in the SM list of {_framework_desc(name, c)} for CUDA "
                                         f"{_fmt_versions(xys)} (built for {', '.join('sm_' + s.replace('.', '') for s in sms) or 'unknown'})"
                                         f"{why}{newest}"))
+                # the route is said only where every build the project allows has it (TensorFlow 1.x):
+                # a project that also admits TensorFlow 2 is not pointed at NVIDIA's TF1
+                routes = {b.gpu_route for b in usable}
+                if len(routes) == 1 and "" not in routes and not any(p.code == "gpu-route" for p in problems):
+                    problems.append(Problem("gpu-route", routes.pop()))
         if problems:
             return problems + _fixes(ctx)
 
@@ -963,8 +973,15 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         problems.append(Problem("flavor-constraint", "flavor 'wheels' needs every framework to install its own CUDA "
                                                      "libraries (and no forward compatibility); these builds do not"))
     else:
+        # images of those CUDA versions exist, but only on systems cudaenv cannot build on: say which
+        from cudaenv.resolver.images import os_init
+
+        systems = sorted({o for xy in xys for image in m.images_for(xy) for o in image.os})
+        unbuildable = [o for o in systems if o.startswith("ubuntu") and os_init(m, o) is None]
+        why = (f" (their images are on {', '.join(systems)}; cudaenv builds only on an Ubuntu whose own archive has "
+               f"an init, tini or dumb-init, which {', '.join(unbuildable)} lack)") if systems and unbuildable else ""
         problems.append(Problem("no-base-image", f"no nvidia/cuda base image in the matrix fits CUDA {_fmt_versions(xys)} "
-                                                 "with the cuDNN these builds need"))
+                                                 f"with the cuDNN these builds need{why}"))
     return problems + _fixes(ctx)
 
 

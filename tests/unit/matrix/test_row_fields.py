@@ -69,7 +69,8 @@ ROWS: dict[str, tuple[Any, dict]] = {
         "version": "2.15.1", "python": ["3.11"], "cuda": "12.2", "cudnn": "8.9", "keras": ">=2.15.0,<2.16",
         "compute_capabilities": ["8.0"], "ptx": ["9.0"], "and_cuda": {"nvidia-cudnn-cu12": "==8.9.4.25"},
         "and_cuda_uninstallable": "why", "ptx_unusable_on": ["12.0"], "ptx_unusable_source": SRC, "source": SRC,
-        "pypi_source": SRC, "yanked": "reason", "gpu_package": "tensorflow-gpu", "note": "n"}),
+        "pypi_source": SRC, "yanked": "reason", "gpu_package": "tensorflow-gpu", "gpu_route": "nvidia-tensorflow",
+        "gpu_route_source": SRC, "note": "n"}),
     "jax_variant": (load.jax_variant, JAX_VARIANT),
     "jax_release": (load.jax_release, {"version": "0.4.30", "jaxlib": "0.4.30", "python": ["3.11"],
                                        "released": "2024-06-18", "variant": [JAX_VARIANT], "source": SRC,
@@ -185,6 +186,8 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "pypi_source": (None, [("PyPI", SOURCE_WANTED)]),
         "yanked": (None, YANKED_WRONG),
         "gpu_package": (None, [("tensorflow-cpu", "'tensorflow-gpu'"), ("", STRING)]),
+        "gpu_route": (None, [("", STRING)]),
+        "gpu_route_source": (None, [("NVIDIA", SOURCE_WANTED)]),
         "note": ("", [("", STRING)]),
     },
     "jax_variant": {

@@ -101,9 +101,9 @@ def test_torch_covers_every_release_from_1_0(matrix):
         assert row.variants, f"torch {row.version} lists no CUDA build"
 
 
-def test_tensorflow_covers_every_release_from_2_4(matrix):
-    versions = _contiguous_from(matrix.tensorflow, "2.4.0")
-    for v in ["2.4.4", "2.5.3", "2.6.5", "2.8.4", "2.11.1", "2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.1",
+def test_tensorflow_covers_every_release_from_1_0(matrix):
+    versions = _contiguous_from(matrix.tensorflow, "1.0.0")
+    for v in ["1.4.1", "1.12.3", "1.14.0", "1.15.0", "1.15.5", "2.0.4", "2.3.4", "2.4.4", "2.5.3", "2.6.5", "2.8.4", "2.11.1", "2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.16.1",
               "2.17.1", "2.18.0"]:
         assert v in versions
 

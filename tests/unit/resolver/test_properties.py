@@ -97,7 +97,7 @@ def test_every_framework_release_resolves_for_some_host(framework):
     nvidia/cuda image and that no Ubuntu archive in the matrix has (matrix/images.toml [[os]]): it
     is refused and says so. A release whose only Pythons are older than uv's (MXNet 1.4-1.6: Python
     <= 3.7) gets its Python from ubuntu18.04's archive, and the stack names the packages."""
-    from cudaenv.resolver.images import uv_installs
+    from cudaenv.resolver.images import cuda_base, uv_installs
 
     failures, refused = [], []
     for release in getattr(M, framework):
@@ -112,6 +112,12 @@ def test_every_framework_release_resolves_for_some_host(framework):
             assert not result.ok
             assert "python-uv" in [p.code for p in resolve(M, constraints(**{framework: f"=={release.version}"}),
                                                            host()).problems]
+        elif not result.ok and framework == "tensorflow" and cuda_base(M, "runtime", release.cuda, cudnn=None,
+                                                                        os_name=None) is None:
+            # TensorFlow 1.0-1.12 need CUDA 8.0/9.0, whose images are Ubuntu 16.04 or older: no archive
+            # of theirs has an init (matrix/images.toml [[os]]), so there is no base to build on
+            assert "no-base-image" in [p.code for p in resolve(M, constraints(**{framework: f"=={release.version}"}),
+                                                               host()).problems]
         elif not result.ok:
             failures.append(release.version)
     assert failures == []

@@ -190,12 +190,14 @@ def test_a_gpu_no_cuda_in_the_matrix_supports_is_told_so():
 
 
 def test_a_driver_too_old_for_two_frameworks_names_the_cuda_of_each():
-    """R418 runs CUDA <= 10.1; torch 2.6.0 and every TensorFlow need 11.0 or newer: both lists are shown."""
+    """R418 runs CUDA <= 10.1; torch 2.6.0 needs 11.8 or newer, TensorFlow is built for CUDA 8.0 to 12.5:
+    both lists are shown, then each fix (torch 1.8.1's CUDA 10.1 build fits beside TensorFlow 2.3)."""
     result = _resolve(torch="2.6.0", tensorflow="any", driver="418.87.01")
     assert [(p.code, p.message) for p in result.problems] == [
         ("driver-too-old", "driver 418.87.01 supports CUDA <= 10.1 natively; torch 2.6.0 is built for CUDA 11.8, 12.4, "
-                           "12.6; tensorflow is built for CUDA 11.0, 11.2, 11.8, 12.2, 12.3, 12.5"),
-        ("fix-driver", "upgrade the driver to >= 450.80.02")]
+                           "12.6; tensorflow is built for CUDA 8.0, 9.0, 10.0, 10.1, 11.0, 11.2, 11.8, 12.2, 12.3, 12.5"),
+        ("fix-driver", "upgrade the driver to >= 450.80.02"),
+        ("fix-relax-pin", "relax the torch pin (2.6.0): torch 1.8.1 fits this host")]
 
 
 def test_later_filters_only_see_the_builds_with_the_python_asked_for():
