@@ -51,6 +51,7 @@ def project(tmp_path_factory, standins, bionic_standin):
     (directory / "main.py").write_text("import sys, tensorflow\nprint(tensorflow.__version__, sys.version_info[:2])\n")
     (directory / "cudaenv.toml").write_text("\n".join([
         "[project]", 'name = "paper-code-tf1"', 'requirements = ["requirements.txt"]', "",
+        "[frameworks]", f'tensorflow = "=={version}"', "",
         "[target]", 'driver = "450.80.02"', 'gpus = ["V100"]', "",
         "[build]", f'base_registry = "{standins.host}"', "",
         "[run]", 'command = ["python", "main.py"]', ""]))
