@@ -62,14 +62,18 @@ class LocalIndex:
     port: int = 0
     wheels: list[Path] = field(default_factory=list)
     handler: type | None = None  # the request handler class (its ``refused`` counts 401 answers)
+    yanked: dict[str, str] = field(default_factory=dict)  # wheel file name -> PEP 592 reason (data-yanked)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/simple"
 
-    def add(self, name: str, version: str, **kwargs) -> Path:
+    def add(self, name: str, version: str, *, yanked: str | None = None, **kwargs) -> Path:
+        """Publish a wheel; ``yanked``: PyPI's reason, served as PEP 592's data-yanked attribute."""
         wheel = build_wheel(self.root / "files", name, version, **kwargs)
         self.wheels.append(wheel)
+        if yanked is not None:
+            self.yanked[wheel.name] = yanked
         self._write_pages()
         return wheel
 
@@ -85,8 +89,9 @@ class LocalIndex:
             page = simple / project
             page.mkdir(exist_ok=True)
             anchors = "".join(
-                f'<a href="../../files/{html.escape(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">'
-                f"{html.escape(w.name)}</a>\n" for w in sorted(wheels)
+                f'<a href="../../files/{html.escape(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}"'
+                + (f' data-yanked="{html.escape(self.yanked[w.name])}"' if w.name in self.yanked else "")
+                + f">{html.escape(w.name)}</a>\n" for w in sorted(wheels)
             )
             (page / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{anchors}</body></html>\n")
 
