@@ -137,9 +137,11 @@ def _python_of(filename: str) -> str | None:
     except InvalidWheelFilename:
         return None
     for tag in tags:
-        # cp311-cp311 (cp36-cp36m before 3.8) is a CPython build; cp313-cp313t is free-threaded
-        # and cp3x-cp3xd a debug build: neither is the interpreter a plain `python3.x` runs
-        if tag.interpreter.startswith("cp") and tag.abi in (tag.interpreter, tag.interpreter + "m"):
+        # cp311-cp311 (cp36-cp36m before 3.8, cp27-cp27mu for Linux's wide-unicode Python 2.7) is a
+        # CPython build; cp313-cp313t is free-threaded and cp3x-cp3xd a debug build: neither is the
+        # interpreter a plain `python3.x` runs
+        if tag.interpreter.startswith("cp") and tag.abi in (tag.interpreter, tag.interpreter + "m",
+                                                            tag.interpreter + "mu"):
             digits = tag.interpreter[2:]
             return f"{digits[0]}.{digits[1:]}"
     return None

@@ -99,8 +99,8 @@ def tensorflow_new_row(version: str, facts: dict, today: str) -> dict | None:
 
 
 FRAMEWORKS: dict[str, Framework] = {
-    "torch": Framework("torch", "torch.toml", "1.12.0", torch_facts, torch_new_row),
-    "tensorflow": Framework("tensorflow", "tensorflow.toml", "2.4.0", tensorflow_facts, tensorflow_new_row),
+    "torch": Framework("torch", "torch.toml", "1.0.0", torch_facts, torch_new_row),
+    "tensorflow": Framework("tensorflow", "tensorflow.toml", "1.0.0", tensorflow_facts, tensorflow_new_row),
 }
 
 
@@ -393,7 +393,7 @@ def update_drivers(matrix_path: Path, cuda_path: Path, *, new_cuda: tuple[str, .
 
 # --- JAX: jax, jaxlib and the CUDA plugins ---------------------------------------------------------
 
-JAX_MINIMUM = "0.4.1"
+JAX_MINIMUM = "0.2.0"
 JAX_PLUGINS = {12: "jax-cuda12-plugin", 13: "jax-cuda13-plugin"}
 
 

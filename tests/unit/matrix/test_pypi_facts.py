@@ -37,7 +37,11 @@ def test_python_versions_come_from_wheel_tags_without_free_threaded_builds():
     ("torch-2.6.0-cp313-cp313t-manylinux_2_28_x86_64.whl", None),
     ("torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl", "3.11"),
     ("jax-0.4.30-py3-none-any.whl", None),
-])
+    # Linux's Python 2.7 is the wide-unicode build (tensorflow_gpu 1.x, torch 1.0-1.4 published for it)
+    ("tensorflow_gpu-1.15.0-cp27-cp27mu-manylinux2010_x86_64.whl", "2.7"),
+    ("torch-1.0.0-cp27-cp27m-manylinux1_x86_64.whl", "2.7"),
+    ("torch-2.6.0-cp311-cp311d-manylinux_2_28_x86_64.whl", None),
+], ids=["cp36m", "free-threaded", "cp311", "pure", "cp27mu", "cp27m", "debug"])
 def test_python_of_a_wheel_filename(filename, python):
     assert pypi._python_of(filename) == python
 

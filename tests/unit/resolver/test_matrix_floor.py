@@ -93,6 +93,25 @@ def test_every_row_records_the_yank_pypi_shows(framework):
     assert recorded == {v: y for v, y in yanks.items() if v in rows}
 
 
+@pytest.mark.network
+@pytest.mark.parametrize("kind", ["torch", "tensorflow", "jax"])
+def test_matrix_update_holds_every_row_from_the_floor_against_pypi(kind, tmp_path):
+    """Issue 34, item 5: `cudaenv matrix update` reads PyPI from each framework's floor (torch 1.0.0,
+    TensorFlow 1.0.0, JAX 0.2.0), so the old rows are refreshed like the new ones, and today PyPI's
+    wheels and metadata give it nothing to change (Python versions from wheel tags, cp27mu included)."""
+    import shutil
+    from pathlib import Path
+
+    from tests.support.cli import cudaenv as run_cli, isolated_env
+
+    copy = tmp_path / "matrix"
+    shutil.copytree(Path(__file__).resolve().parents[3] / "matrix", copy)
+    proc = run_cli("matrix", "update", kind, "--matrix-dir", copy, "--json", env=isolated_env(), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    [result] = json.loads(proc.stdout)["kinds"]
+    assert (result["added"], result["changed"]) == ([], []), result["diff"][:2000]
+
+
 def test_init_on_compvis_stable_diffusion_names_the_editable_line_then_resolves_torch_1_11(tmp_path):
     """CompVis/stable-diffusion's environment.yaml (tests/fixtures/real-projects) pins pytorch=1.11.0."""
     import shutil
