@@ -113,7 +113,9 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/unit/project/test_wheels.py", "tests/unit/project/test_wheels_cuda.py",
          "tests/unit/project/test_python_choice.py", "tests/unit/project/test_framework_index_config.py",
          "tests/unit/project/test_graph_frameworks.py", "tests/unit/project/test_init_writes_what_it_resolved.py",
-         "tests/unit/project/test_init_python_constraint.py", "tests/unit/project/test_lock_outcomes.py"),
+         "tests/unit/project/test_init_python_constraint.py", "tests/unit/project/test_lock_outcomes.py",
+         "tests/unit/project/test_served_rules.py", "tests/unit/project/test_init_rules.py",
+         "tests/unit/project/test_graph_rules.py", "tests/unit/project/test_wheels_choice_rules.py"),
     ),
     "hosts": (
         ("cudaenv/hosts/detect.py",),
