@@ -448,9 +448,9 @@ def _unknown_torch(tmp_path: Path, pyproject: bool = False):
     from tests.unit.resolver.helpers import host, matrix
 
     if pyproject:
-        (tmp_path / "pyproject.toml").write_text('[tool.cudaenv.frameworks]\ntorch = "==1.0.0"\n')
+        (tmp_path / "pyproject.toml").write_text('[tool.cudaenv.frameworks]\ntorch = "==0.4.1"\n')
     else:
-        write(tmp_path, '[frameworks]\ntorch = "==1.0.0"\n')
+        write(tmp_path, '[frameworks]\ntorch = "==0.4.1"\n')
     return matrix(), load_project(tmp_path), host(driver="550.54.15")
 
 
@@ -471,7 +471,7 @@ def test_a_version_the_matrix_lacks_is_reported_against_the_file_and_key(tmp_pat
 
 
 def test_a_version_a_flag_set_keeps_the_flags_error(tmp_path):
-    """`--torch 1.0.0` is not in the file: blaming the file would send the user to the wrong place."""
+    """`--torch 0.4.1` is not in the file: blaming the file would send the user to the wrong place."""
     from cudaenv.resolver.resolve import UnknownVersion
 
     matrix, project, host = _unknown_torch(tmp_path)
