@@ -128,7 +128,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cudaenv/matrix/builds.py", "cudaenv/matrix/model.py"),
         ("tests/unit/resolver/test_decision_rules.py", "tests/unit/resolver/test_resolve_stack_fields.py",
          "tests/unit/resolver/test_resolve_unknown_versions.py", "tests/unit/matrix/test_shipped_matrix.py",
-         "tests/unit/matrix/test_row_fields.py"),
+         "tests/unit/matrix/test_row_fields.py", "tests/unit/matrix/test_builds_rules.py",
+         "tests/unit/matrix/test_model_rows.py"),
     ),
     "secrets": (
         ("cudaenv/secrets/context.py", "cudaenv/secrets/credentials.py"),
