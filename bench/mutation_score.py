@@ -79,7 +79,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/matrix/test_matrix_additions.py", "tests/unit/matrix/test_shipped_matrix.py",
          "tests/unit/matrix/test_matrix_sources.py", "tests/unit/matrix/test_cross_reference_messages.py",
          "tests/unit/matrix/test_row_reader.py", "tests/unit/matrix/test_row_fields.py",
-         "tests/unit/matrix/test_matrix_file_reading.py"),
+         "tests/unit/matrix/test_matrix_file_reading.py", "tests/unit/matrix/test_yanked_field.py"),
     ),
     "lock": (
         ("cudaenv/project/lock.py", "cudaenv/project/pins.py"),
@@ -130,7 +130,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cudaenv/matrix/builds.py", "cudaenv/matrix/model.py"),
         ("tests/unit/resolver/test_decision_rules.py", "tests/unit/resolver/test_resolve_stack_fields.py",
          "tests/unit/resolver/test_resolve_unknown_versions.py", "tests/unit/matrix/test_shipped_matrix.py",
-         "tests/unit/matrix/test_row_fields.py"),
+         "tests/unit/matrix/test_row_fields.py", "tests/unit/matrix/test_builds_rules.py",
+         "tests/unit/matrix/test_model_rows.py"),
     ),
     "secrets": (
         ("cudaenv/secrets/context.py", "cudaenv/secrets/credentials.py"),
