@@ -49,6 +49,10 @@ class Build:
     # why this build cannot be installed at all (jax 0.3.18's extras pin a jaxlib never published)
     uninstallable: str | None = None
     gpu_route: str = ""  # what runs the framework on a GPU this build has no native code for
+    # companion releases PyPI yanked that pair with this build: (name, version, reason, needs the
+    # build's local version label) — an exact pin of one is answered with this build, with the yank
+    # as a warning; one that requires torch==X+cuXYZ cannot come with PyPI's unlabelled wheel
+    yanked_companions: tuple[tuple[str, str, str, bool], ...] = ()
 
     @property
     def label(self) -> str:
@@ -76,6 +80,9 @@ def _torch(matrix: "Matrix") -> list[Build]:
                 index_url=variant.index_url, find_links=None, pins=pins, brings_own_cuda=True,
                 established=variant.established, on_pypi=variant.cuda == release.pypi_cuda,
                 yanked=release.yanked,
+                # a yanked companion that requires one build by local version pairs with that build only
+                yanked_companions=tuple((y.package, y.version, y.reason, y.variant is not None)
+                                        for y in release.yanked_companions if y.variant in (None, variant.tag)),
             ))
     return out
 

@@ -8,6 +8,7 @@ broken row must read like a form error, never like a traceback.
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -274,6 +275,20 @@ def _spec_text(r: RowReader, key: str) -> str | None:
     return None if r.specifier(key, default=None) is None else r.str(key)
 
 
+def yanked_companion(r: RowReader) -> model.YankedCompanion:
+    package = r.str("package")
+    if package not in ("torchvision", "torchaudio"):
+        raise r.fail("package", "'torchvision' or 'torchaudio'", package)
+    reason = r.yanked("reason")
+    if reason is None:
+        raise MatrixError(f"{r.where}: missing required field 'reason'")
+    variant = r.str("variant", default=None)
+    if variant is not None and not re.fullmatch(r"cu[0-9]{2,4}", variant):
+        raise r.fail("variant", 'a CUDA build tag like "cu117"', variant)
+    return r.finish(model.YankedCompanion(package=package, version=r.version("version"), reason=reason,
+                                          variant=variant, source=r.source()))
+
+
 def torch_release(r: RowReader) -> model.TorchRelease:
     return r.finish(model.TorchRelease(
         version=r.version("version"), released=r.str("released", default=None), python=r.python_list(),
@@ -282,7 +297,8 @@ def torch_release(r: RowReader) -> model.TorchRelease:
         torchvision_source=r.source("torchvision_source", default=None),
         pypi_cuda=r.cuda_xy("pypi_cuda", default=None), pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        yanked=r.yanked(), note=r.str("note", default=""),
+        yanked=r.yanked(), yanked_companions=r.rows("yanked_companion", yanked_companion),
+        note=r.str("note", default=""),
     ))
 
 

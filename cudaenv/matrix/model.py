@@ -109,6 +109,18 @@ class TorchVariant:
 
 
 @dataclass(frozen=True)
+class YankedCompanion:
+    """A torchvision/torchaudio release PyPI yanked that was made for this torch release (PEP 592):
+    installable only by its exact pin, and only with the torch build its metadata requires."""
+
+    package: str  # "torchvision"
+    version: str  # "0.15.0"
+    reason: str  # PyPI's reason, "" when it gives none
+    source: str
+    variant: str | None = None  # the torch build its Requires-Dist names by local version ("cu117")
+
+
+@dataclass(frozen=True)
 class TorchRelease:
     version: str
     python: tuple[str, ...]
@@ -125,6 +137,7 @@ class TorchRelease:
     pypi_requires: Requires = ()
     pypi_source: str | None = None
     yanked: str | None = None  # PEP 592: yanked on PyPI, with PyPI's reason ("" when none is given)
+    yanked_companions: tuple[YankedCompanion, ...] = ()
     note: str = ""
 
 
@@ -253,7 +266,7 @@ class OsRelease:
 
 
 _REQUIRES_FIELDS = {"pypi_requires", "and_cuda", "requires"}
-_TOML_NAMES = {"variants": "variant"}  # a dataclass holds many; the TOML spells each [[release.variant]]
+_TOML_NAMES = {"variants": "variant", "yanked_companions": "yanked_companion"}  # a dataclass holds many; the TOML spells each [[release.variant]]
 
 
 def row_as_dict(row) -> dict:

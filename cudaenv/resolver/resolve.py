@@ -83,12 +83,18 @@ def _companion_ok(build: Build, constraints: Constraints) -> bool:
         if have is None:
             return False
         if have[0].isdigit():
-            if not specifier_contains(spec, have):
+            if not specifier_contains(spec, have) and not _yanked_companion(build, name, spec):
                 return False
         else:  # a range the framework declares (keras for TensorFlow): the user's spec must meet it
             if not specs_overlap(SpecifierSet(have), spec):
                 return False
     return True
+
+
+def _yanked_companion(build: Build, name: str, spec: SpecifierSet | None) -> tuple[str, str, str, bool] | None:
+    """The yanked ``name`` release of ``build`` that ``spec`` pins exactly (torchvision==0.15.0 for torch
+    2.0.0's cu117 build), or None: only an exact pin installs a yanked release (PEP 592)."""
+    return next((y for y in build.yanked_companions if y[0] == name and pins_exactly(spec, y[1])), None)
 
 
 def specs_overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
@@ -161,8 +167,9 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
         if name in FRAMEWORKS:
             known = sorted({b.version for b in builds[framework]}, key=Version)
         else:
-            known = sorted({b.companion(name) for b in builds[framework] if b.companion(name) and b.companion(name)[0].isdigit()},
-                           key=Version)
+            known = sorted({b.companion(name) for b in builds[framework] if b.companion(name) and b.companion(name)[0].isdigit()}
+                           | {y[1] for b in builds[framework] for y in b.yanked_companions
+                              if y[0] == name and pins_exactly(spec, y[1])}, key=Version)
             if not known:
                 continue  # only ranges recorded (keras): nothing to check against
             ranges = {b.companion(name) for b in builds[framework] if b.companion(name) and not b.companion(name)[0].isdigit()}
@@ -250,8 +257,9 @@ def served_build(build: Build, index: str | None) -> Build | None:
     MXNet from PyPI) is what it is."""
     if index is None or build.index_url is None:
         return build
-    if index == PYPI:
-        return replace(build, index_url=PYPI_INDEX) if build.on_pypi else None
+    if index == PYPI:  # PyPI's wheel has no +cuXYZ label: a yanked companion requiring one cannot come with it
+        return replace(build, index_url=PYPI_INDEX,
+                       yanked_companions=tuple(y for y in build.yanked_companions if not y[3])) if build.on_pypi else None
     return build if build.index_url == index else None
 
 
@@ -514,13 +522,21 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         return None
     if base.cudnn and (not chosen or cudnn == system_cudnn):
         cudnn = base.cudnn  # the image's own, more precise version
-    frameworks, extra_requirements = [], []
+    frameworks, extra_requirements, yank_caveats = [], [], []
     for build in chosen:
         frameworks.append((build.framework, build.version))
         for name, version in build.companions:
             pin = ctx.constraints.spec(name)
             if name in ADD_ONS and pin is None:
                 continue  # torchvision / torchaudio: only in a project that asks for them
+            yanked = _yanked_companion(build, name, pin) if version[:1].isdigit() else None
+            if yanked is not None and not specifier_contains(pin, version):
+                version = yanked[1]  # the exact pin of a yanked release: that one, with the yank said
+                yank_caveats.append(f"{name} {version} was yanked from PyPI"
+                                    + (f" ({yanked[2]!r})" if yanked[2] else " (PyPI gives no reason)")
+                                    + "; the exact pin installs it anyway (PEP 592)"
+                                    + (f", with the {build.variant} build of {build.framework} {build.version} "
+                                       f"its metadata requires" if yanked[3] else ""))
             if version[:1].isdigit():
                 frameworks.append((name, version))
                 if name in ADD_ONS:
@@ -549,6 +565,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         notes=(("base-image-removed",) if base.removed else ())
         + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
         + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat)
+        + tuple(f"{CAVEAT}{text}" for text in yank_caveats)
         + tuple(f"{ROUTE}{b.framework}:{b.gpu_route}" for b in chosen if b.gpu_route),
     )
 

@@ -43,6 +43,8 @@ JAX_VARIANT = {"extra": "cuda12", "cuda": ">=12.1,<13", "cudnn": ">=9.1,<10", "p
                "index_url": "https://example.invalid/jax", "compute_capabilities": ["8.0"], "ptx": ["9.0"],
                "requires": {"nvidia-cudnn-cu12": ">=9.1,<10.0"}, "no_extra": True, "note": "n"}
 MXNET_VARIANT = {"package": "mxnet-cu112", "cuda": "11.2", "cudnn": "8.1", "python": ["3.8"], "note": "n"}
+YANKED_COMPANION = {"package": "torchvision", "version": "0.15.0", "reason": "incorrect torch dependency",
+                    "variant": "cu117", "source": SRC}
 IMAGE_CUDNN = {"tag": "cudnn8", "version": "8.1.0.77", "os": ["ubuntu20.04"]}
 
 ROWS: dict[str, tuple[Any, dict]] = {
@@ -64,7 +66,8 @@ ROWS: dict[str, tuple[Any, dict]] = {
         "version": "2.6.0", "released": "2025-01-29", "python": ["3.11", "3.12"], "torchvision": "0.21.0",
         "torchaudio": "2.6.0", "torchvision_range": ">=0.21,<0.22", "torchvision_source": SRC, "pypi_cuda": "12.4",
         "pypi_requires": {"nvidia-cudnn-cu12": "==9.1.0.70"}, "variant": [TORCH_VARIANT], "source": SRC,
-        "pypi_source": SRC, "yanked": "Contains an incorrect torch dependency", "note": "n"}),
+        "pypi_source": SRC, "yanked": "Contains an incorrect torch dependency", "yanked_companion": [YANKED_COMPANION],
+        "note": "n"}),
     "tensorflow_release": (load.tensorflow_release, {
         "version": "2.15.1", "python": ["3.11"], "cuda": "12.2", "cudnn": "8.9", "keras": ">=2.15.0,<2.16",
         "compute_capabilities": ["8.0"], "ptx": ["9.0"], "and_cuda": {"nvidia-cudnn-cu12": "==8.9.4.25"},
@@ -80,6 +83,7 @@ ROWS: dict[str, tuple[Any, dict]] = {
     "mxnet_release": (load.mxnet_release, {"version": "1.9.1", "python": ["3.8"], "variant": [MXNET_VARIANT],
                                            "source": SRC, "note": "n"}),
     "image_cudnn": (load.image_cudnn, IMAGE_CUDNN),
+    "yanked_companion": (load.yanked_companion, YANKED_COMPANION),
     "base_image": (load.base_image, {
         "cuda": "11.2.2", "repository": "nvidia/cuda", "tag_version": "11.2.2", "os": ["ubuntu20.04"],
         "cudnn": [IMAGE_CUDNN], "removed": True, "source": SRC, "note": "n", "superseded": True}),
@@ -87,7 +91,12 @@ ROWS: dict[str, tuple[Any, dict]] = {
                                      "packages": ["python3-distutils"], "source": SRC, "note": "n"}),
 }
 
-ATTRIBUTE = {"variant": "variants"}  # a field whose row attribute has another name
+ATTRIBUTE = {"variant": "variants", "yanked_companion": "yanked_companions"}  # a field whose row attribute has another name
+
+
+def attribute(kind: str, field: str) -> str:
+    """The row attribute a field is held in (a yanked companion's own `variant` is a plain value)."""
+    return field if kind == "yanked_companion" else ATTRIBUTE.get(field, field)
 
 REQUIRED = object()  # the field has no default: a row without it is refused
 
@@ -168,7 +177,15 @@ FIELDS: dict[str, dict[str, tuple[Any, list[tuple[Any, str]]]]] = {
         "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
         "pypi_source": (None, [("PyPI", SOURCE_WANTED)]),
         "yanked": (None, YANKED_WRONG),
+        "yanked_companion": ((), [({"package": "x"}, "an array of tables ([[...yanked_companion]])")]),
         "note": ("", [("", STRING)]),
+    },
+    "yanked_companion": {
+        "package": (REQUIRED, [("torch", "'torchvision' or 'torchaudio'"), ("", STRING)]),
+        "version": (REQUIRED, [("0.15.0+cu117", PEP440)]),
+        "reason": (REQUIRED, [(False, YANKED.replace("PyPI's reason for the yank", "PyPI's reason for the yank")), ("", YANKED)]),
+        "variant": (None, [("117", 'a CUDA build tag like "cu117"'), ("cu", 'a CUDA build tag like "cu117"')]),
+        "source": (REQUIRED, [("no date", SOURCE_WANTED)]),
     },
     "tensorflow_release": {
         "version": (REQUIRED, [("two", PEP440)]),
@@ -295,8 +312,8 @@ def test_a_complete_row_keeps_every_value_it_was_given(kind):
     _, table = ROWS[kind]
     row = build(kind, dict(table))
     for field, value in table.items():
-        held = getattr(row, ATTRIBUTE.get(field, field))
-        if field in ("variant", "cudnn") and isinstance(value, list):  # rows of rows: one built row per table
+        held = getattr(row, attribute(kind, field))
+        if field in ("variant", "cudnn", "yanked_companion") and isinstance(value, list):  # rows of rows: one built row per table
             assert len(held) == len(value) and all(not isinstance(item, dict) for item in held), field
         elif kind in ("cudnn_release", "jax_variant") and field in ("cuda", "cudnn"):  # a parsed specifier
             assert str(held) == str(parse_specifier(value)), field
@@ -315,7 +332,7 @@ def test_a_row_without_the_field_is_refused_or_takes_its_default(kind, field):
             message.startswith(f"{WHERE}: unknown field ") and message.endswith(f"(did you mean {field!r}?)")), message
     else:
         row = build(kind, table)
-        assert getattr(row, ATTRIBUTE.get(field, field)) == default
+        assert getattr(row, attribute(kind, field)) == default
 
 
 @pytest.mark.parametrize("kind, field, index", WRONG, ids=[f"{k}-{f}-{i}" for k, f, i in WRONG])

@@ -117,3 +117,40 @@ def test_an_extra_pip_cannot_read_is_no_build(matrix):
     line can name them, so only its readable extras are builds."""
     variants = {b.variant for b in framework_builds(matrix)["jax"] if b.version == "0.2.23"}
     assert variants and all("=" not in v and "," not in v for v in variants)
+
+
+def test_an_exact_pin_of_a_yanked_torchvision_resolves_with_the_torch_build_its_metadata_requires(matrix):
+    """torchvision 0.15.0 was yanked ("Contains an incorrect torch dependency"): its wheels require
+    torch==2.0.0+cu117, which only PyTorch's cu117 index serves (PyPI's 2.0.0 has no local label)."""
+    from dataclasses import replace
+
+    from tests.unit.resolver.helpers import constraints, host
+
+    resolution = resolve(matrix, constraints(torchvision="==0.15.0"), host("535.104.05", ["A100"]))
+    assert resolution.ok
+    assert resolution.stack.frameworks == (("torch", "2.0.0"), ("torchvision", "0.15.0"))
+    assert resolution.stack.requirements == ("torch==2.0.0", "torchvision==0.15.0")
+    assert resolution.stack.index_urls == ("https://download.pytorch.org/whl/cu117",)
+    assert caveats(resolution) == ["torchvision 0.15.0 was yanked from PyPI ('Contains an incorrect torch dependency'); "
+                                   "the exact pin installs it anyway (PEP 592), with the cu117 build of torch 2.0.0 "
+                                   "its metadata requires"]
+    pypi_only = resolve(matrix, replace(constraints(torchvision="==0.15.0"), framework_index="pypi"),
+                        host("535.104.05", ["A100"]))
+    assert not pypi_only.ok
+    assert any("https://download.pytorch.org/whl/cu117" in p.message for p in pypi_only.problems if p.is_fix)
+
+
+def test_a_yanked_companion_without_a_build_requirement_pairs_with_every_build(matrix):
+    from tests.unit.resolver.helpers import constraints, host
+
+    resolution = resolve(matrix, constraints(torchaudio="==2.0.0"), host("535.104.05", ["A100"]))
+    assert resolution.ok and resolution.stack.framework("torchaudio") == "2.0.0"
+    assert caveats(resolution) == ["torchaudio 2.0.0 was yanked from PyPI ('Contains an incorrect torch dependency'); "
+                                   "the exact pin installs it anyway (PEP 592)"]
+
+
+def test_a_range_never_takes_a_yanked_companion(matrix):
+    from tests.unit.resolver.helpers import constraints, host
+
+    resolution = resolve(matrix, constraints(torch="==2.0.0", torchvision=">=0.15"), host("535.104.05", ["A100"]))
+    assert resolution.ok and resolution.stack.framework("torchvision") == "0.15.1" and not caveats(resolution)
