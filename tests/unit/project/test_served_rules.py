@@ -135,8 +135,8 @@ def test_the_environment_mirroring_an_index_the_matrix_does_not_know_is_the_vari
         served_by(matrix, project(tmp_path))
     assert not isinstance(raised.value, ConfigError)
     assert str(raised.value) == (
-        f'{MIRRORS_ENV}: expected "pypi" or a framework build\'s own index (https://download.pytorch.org/whl/cu102, '
-        "https://download.pytorch.org/whl/cu113, …; see `cudaenv matrix show torch`), "
+        f'{MIRRORS_ENV}: expected "pypi" or a framework build\'s own index (https://download.pytorch.org/whl/cu100, '
+        "https://download.pytorch.org/whl/cu101, …; see `cudaenv matrix show torch`), "
         "got 'https://download.pytorch.org/whl/cu999'")
 
 
