@@ -78,7 +78,7 @@ def clashing_distributions(pinned: list[str] | tuple[str, ...]) -> str | None:
 
 def cpu_package_lines(lines, stack_requirements, python: str | None) -> str | None:
     """Why the project cannot be locked as written: it requires plain ``tensorflow`` for a release
-    whose PyPI ``tensorflow`` wheel is the CPU build (before 1.15, and 2.0), while the stack installs
+    whose PyPI ``tensorflow`` wheel is the CPU build (before 1.15, 1.15.2-1.15.5, 2.0), while the stack installs
     that release's GPU package (``tensorflow-gpu==1.14.0``). Both would install the same files, and
     the project's line asks for the CPU one: the answer names the line and the package to write."""
     gpu = next((r for r in stack_requirements if re.match(r"tensorflow-gpu==", r)), None)
@@ -92,8 +92,9 @@ def cpu_package_lines(lines, stack_requirements, python: str | None) -> str | No
             continue
         extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
         spec = str(requirement.specifier)
-        return (f"{line.where}: {line.text!r} is TensorFlow's CPU-only package for tensorflow {version}: before 1.15 "
-                f"(and in 2.0) PyPI's GPU build of a release is the separate tensorflow-gpu package, which this stack "
-                f"installs ({gpu}); write 'tensorflow-gpu{extras}{spec}' on that line to run on the GPU")
+        return (f"{line.where}: {line.text!r} is TensorFlow's CPU-only package for tensorflow {version}: PyPI's "
+                f"tensorflow wheel of that release has no GPU code (so for every release before 1.15, 1.15.2-1.15.5 and "
+                f"2.0.x); its GPU build is the separate tensorflow-gpu package, which this stack installs ({gpu}); "
+                f"write 'tensorflow-gpu{extras}{spec}' on that line to run on the GPU")
     return None
 
