@@ -95,55 +95,54 @@ ensure_tools() {
     fi
 }
 
-ensure_standin_image() {
-    if docker image inspect "$STANDIN_IMAGE" >/dev/null 2>&1; then
-        say "reusing stand-in base image $STANDIN_IMAGE"
+# debootstrap_standin TAG LOG MESSAGE SOURCES DEBOOTSTRAP_ARGS...: a minbase root file system made by
+# debootstrap (the argument ROOTFS stands for its folder), SOURCES (when not empty) written as its
+# apt sources, then `docker import`ed as TAG with MESSAGE; an image already tagged TAG is reused.
+debootstrap_standin() {
+    local tag=$1 log=$LOGS/$2 message=$3 sources=$4
+    shift 4
+    if docker image inspect "$tag" >/dev/null 2>&1; then
+        say "reusing stand-in base image $tag"
         return
     fi
-    local rootfs started
+    local rootfs started arg args=()
     started=$(date +%s)
     rootfs=$(mktemp -d /tmp/cudaenv-standin.XXXXXX)
-    say "debootstrapping the stand-in base image $STANDIN_IMAGE (once; cached by tag)"
-    debootstrap --variant=minbase --include=python3,ca-certificates bookworm "$rootfs" "$DEBIAN_MIRROR" \
-        >"$LOGS/debootstrap.log" 2>&1 \
-        || { tail -20 "$LOGS/debootstrap.log" >&2; rm -rf "$rootfs"; die "debootstrap failed (log: $LOGS/debootstrap.log)"; }
+    for arg in "$@"; do
+        if [ "$arg" = ROOTFS ]; then args+=("$rootfs"); else args+=("$arg"); fi
+    done
+    say "debootstrapping the stand-in base image $tag (once; cached by tag)"
+    debootstrap --variant=minbase "${args[@]}" >"$log" 2>&1 \
+        || { tail -20 "$log" >&2; rm -rf "$rootfs"; die "debootstrap failed (log: $log)"; }
+    if [ -n "$sources" ]; then
+        printf '%s' "$sources" >"$rootfs/etc/apt/sources.list"
+    fi
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
     tar -C "$rootfs" -c . | docker import \
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
         --change 'ENV LANG=C.UTF-8' \
         --change 'CMD ["/bin/bash"]' \
-        --message "cudaenv test stand-in: Debian bookworm minbase + python3" \
-        - "$STANDIN_IMAGE" >/dev/null
+        --message "cudaenv test stand-in: $message" \
+        - "$tag" >/dev/null
     rm -rf "$rootfs"
     say "stand-in base image ready in $(( $(date +%s) - started )) s"
 }
 
+ensure_standin_image() {
+    debootstrap_standin "$STANDIN_IMAGE" debootstrap.log "Debian bookworm minbase + python3" "" \
+        --include=python3,ca-certificates bookworm ROOTFS "$DEBIAN_MIRROR"
+}
+
 ensure_bionic_standin() {
-    if docker image inspect "$BIONIC_STANDIN_IMAGE" >/dev/null 2>&1; then
-        say "reusing stand-in base image $BIONIC_STANDIN_IMAGE"
-        return
-    fi
-    local rootfs started
-    started=$(date +%s)
-    rootfs=$(mktemp -d /tmp/cudaenv-standin.XXXXXX)
-    say "debootstrapping the Ubuntu 18.04 stand-in $BIONIC_STANDIN_IMAGE (once; cached by tag)"
     # Debian carries no Ubuntu keyring: debootstrap warns and checks each package against the
-    # Packages index only; the rootfs brings ubuntu-keyring, so apt inside the images verifies
-    debootstrap --variant=minbase --components=main,universe --include=ca-certificates bionic "$rootfs" \
-        "$UBUNTU_MIRROR" >"$LOGS/debootstrap-bionic.log" 2>&1 \
-        || { tail -20 "$LOGS/debootstrap-bionic.log" >&2; rm -rf "$rootfs"; die "debootstrap bionic failed (log: $LOGS/debootstrap-bionic.log)"; }
-    # the apt sources of Ubuntu's own images: the release, its updates and security pockets
-    printf 'deb %s %s main universe\n' "$UBUNTU_MIRROR" bionic "$UBUNTU_MIRROR" bionic-updates \
-        "$UBUNTU_MIRROR" bionic-security >"$rootfs/etc/apt/sources.list"
-    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-    tar -C "$rootfs" -c . | docker import \
-        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-        --change 'ENV LANG=C.UTF-8' \
-        --change 'CMD ["/bin/bash"]' \
-        --message "cudaenv test stand-in: Ubuntu 18.04 minbase (no Python, no init: the images install them)" \
-        - "$BIONIC_STANDIN_IMAGE" >/dev/null
-    rm -rf "$rootfs"
-    say "stand-in base image ready in $(( $(date +%s) - started )) s"
+    # Packages index only; the rootfs brings ubuntu-keyring, so apt inside the images verifies.
+    # Its apt sources are those of Ubuntu's own images: the release, its updates and security pockets.
+    local sources
+    sources=$(printf 'deb %s %s main universe\n' "$UBUNTU_MIRROR" bionic "$UBUNTU_MIRROR" bionic-updates \
+        "$UBUNTU_MIRROR" bionic-security)
+    debootstrap_standin "$BIONIC_STANDIN_IMAGE" debootstrap-bionic.log \
+        "Ubuntu 18.04 minbase (no Python, no init: the images install them)" "$sources"$'\n' \
+        --components=main,universe --include=ca-certificates bionic ROOTFS "$UBUNTU_MIRROR"
 }
 
 # The Dev Containers reference CLI (npm; needs Node >= 20), for the devcontainer export tests.

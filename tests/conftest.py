@@ -118,26 +118,26 @@ def engine():
     return get_engine()
 
 
-@pytest.fixture(scope="session")
-def standin_image(engine) -> str:
-    """The debootstrapped Debian + python3 image that scripts/test.sh imports."""
-    if engine.image_labels(STANDIN_IMAGE) is None:
-        message = f"stand-in base image {STANDIN_IMAGE} is missing; scripts/test.sh creates it"
+def _standin(engine, image: str) -> str:
+    """A stand-in base image scripts/test.sh imports: missing fails under CI, skips elsewhere."""
+    if engine.image_labels(image) is None:
+        message = f"stand-in base image {image} is missing; scripts/test.sh creates it"
         if in_ci():
             pytest.fail(message)
         pytest.skip(message)
-    return STANDIN_IMAGE
+    return image
+
+
+@pytest.fixture(scope="session")
+def standin_image(engine) -> str:
+    """The debootstrapped Debian + python3 image that scripts/test.sh imports."""
+    return _standin(engine, STANDIN_IMAGE)
 
 
 @pytest.fixture(scope="session")
 def bionic_standin(engine) -> str:
     """The debootstrapped Ubuntu 18.04 (no Python, no init) that stands in for nvidia/cuda's 18.04 tags."""
-    if engine.image_labels(STANDIN_BIONIC) is None:
-        message = f"stand-in base image {STANDIN_BIONIC} is missing; scripts/test.sh creates it"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
-    return STANDIN_BIONIC
+    return _standin(engine, STANDIN_BIONIC)
 
 
 @pytest.fixture(scope="session")

@@ -204,7 +204,8 @@ def check_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
     if not matching or any(b.yanked is None or pins_exactly(spec, b.version) for b in matching):
         return
     newest = max(matching, key=lambda b: Version(b.version))
-    raise UnknownVersion(f"{name} {_spec_text(spec)} matches only releases yanked from PyPI: {yanked_text(newest)}"
+    raise UnknownVersion(f"{name} {_spec_text(spec)} matches only releases yanked from PyPI: "
+                         f"{yanked_text(newest.framework, newest.version, newest.yanked)}"
                          + (f" (and {len({b.version for b in matching}) - 1} more)" if len({b.version for b in matching}) > 1 else "")
                          + f"; pip and uv install a yanked release only for an exact pin (pin {name}=={newest.version} "
                          "to use it anyway, or allow a release that was not yanked)", field=f"frameworks.{name}")
@@ -273,10 +274,10 @@ def pins_exactly(spec: SpecifierSet | None, version: str) -> bool:
                for c in spec)
 
 
-def yanked_text(build: Build) -> str:
+def yanked_text(name: str, version: str, reason: str) -> str:
     """``jax 0.4.32 was yanked from PyPI`` with PyPI's reason in quotes where it gives one."""
-    reason = f" ({build.yanked!r})" if build.yanked else " (PyPI gives no reason)"
-    return f"{build.framework} {build.version} was yanked from PyPI{reason}"
+    why = f" ({reason!r})" if reason else " (PyPI gives no reason)"
+    return f"{name} {version} was yanked from PyPI{why}"
 
 
 def _admit_yanked(build: Build, spec: SpecifierSet | None) -> Build | None:
@@ -288,7 +289,7 @@ def _admit_yanked(build: Build, spec: SpecifierSet | None) -> Build | None:
         return build
     if not pins_exactly(spec, build.version):
         return None
-    caveat = f"{yanked_text(build)}; the exact pin installs it anyway (PEP 592)"
+    caveat = f"{yanked_text(build.framework, build.version, build.yanked)}; the exact pin installs it anyway (PEP 592)"
     return replace(build, caveat=f"{build.caveat}; {caveat}" if build.caveat else caveat)
 
 
@@ -532,9 +533,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
             yanked = _yanked_companion(build, name, pin) if version[:1].isdigit() else None
             if yanked is not None and not specifier_contains(pin, version):
                 version = yanked[1]  # the exact pin of a yanked release: that one, with the yank said
-                yank_caveats.append(f"{name} {version} was yanked from PyPI"
-                                    + (f" ({yanked[2]!r})" if yanked[2] else " (PyPI gives no reason)")
-                                    + "; the exact pin installs it anyway (PEP 592)"
+                yank_caveats.append(f"{yanked_text(name, version, yanked[2])}; the exact pin installs it anyway (PEP 592)"
                                     + (f", with the {build.variant} build of {build.framework} {build.version} "
                                        f"its metadata requires" if yanked[3] else ""))
             if version[:1].isdigit():
