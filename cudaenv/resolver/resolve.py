@@ -1058,10 +1058,12 @@ def _fixes(ctx: _Context) -> list[Problem]:
                                                       f"this host, with the {name} it pairs with",
                                      fix=f"allow the {name} that {framework} {got} pairs with"))
             elif nearest and nearest != got:  # the smallest move from what the user pinned comes first
-                text = f"relax the {name} pin ({pin}): {name} {nearest} fits this host (newest that fits: {got})"
+                text = (f"relax the {name} pin ({pin}): {name} {nearest} fits this host"
+                        f"{_jit_only(ctx, relaxed_c, name, nearest)} (newest that fits: {got})")
                 fixes.append(Problem("fix-relax-pin", text, fix=f"allow {name} {nearest}"))
             else:
-                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({pin}): {name} {got} fits this host",
+                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({pin}): {name} {got} fits this host"
+                                                      f"{_jit_only(ctx, relaxed_c, name, got)}",
                                      fix=f"allow {name} {got}"))
     if c.framework_index is not None:
         relaxed = resolve(m, replace(c, framework_index=None), host, explain=False)
@@ -1111,6 +1113,17 @@ def _series_fix(ctx: _Context, spec: SpecifierSet) -> Problem | None:
         return None
     return Problem("fix-cudnn", f"relax the cudnn constraint ({_spec_text(spec)}) to its series {series}: cudnn "
                                 f"{relaxed.stack.cudnn_version} fits", fix=f"allow cudnn {series}")
+
+
+def _jit_only(ctx: _Context, relaxed: Constraints, name: str, version: str) -> str:
+    """`` only through PTX JIT`` when the release a fix suggests reaches a target GPU by PTX alone
+    (torch 1.5.1 on an A100): a weaker yes than a build with native code, so the fix says so."""
+    others = tuple((n, s) for n, s in relaxed.frameworks if n != name)
+    trial = resolve(ctx.matrix, replace(relaxed, frameworks=others + ((name, SpecifierSet(f"=={version}")),)),
+                    ctx.host, explain=False)
+    if trial.ok and any(p.code == "ptx-jit-only" for p in stack_warnings(ctx, trial.stack)):
+        return " only through PTX JIT"
+    return ""
 
 
 def _nearest_fitting(ctx: _Context, relaxed: Constraints, name: str, spec: SpecifierSet, tries: int = 40) -> str | None:

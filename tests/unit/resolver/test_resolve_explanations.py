@@ -101,7 +101,7 @@ CASES = [
     ], id='gpu-unsupported-by-build-ptx'),
     pytest.param(dict(torch='2.6.0', driver='570.124.06', gpus=['GTX 1080', 'RTX 5090']), [
         ('gpu-unsupported-by-build', 'RTX 5090 (sm_120) is not in the SM list of torch 2.6.0 for CUDA 11.8, 12.4, 12.6 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
-        ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.5.1 fits this host', 'allow torch 1.5.1'),
+        ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.5.1 fits this host only through PTX JIT', 'allow torch 1.5.1'),
     ], id='gpu-unsupported-by-build-one-of-two'),
     pytest.param(dict(torch='2.3.1', jax='0.4.30', flavor='wheels', driver='550.54.15', gpus=['A100']), [
         ('conflicting-pins', 'torch 2.3.1 (cu121) requires nvidia-cudnn-cu12==8.9.2.26 but jax 0.4.30 (cuda12) requires nvidia-cudnn-cu12<10.0,>=9.0: they cannot share one environment', None),
