@@ -104,13 +104,13 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     return result.stack, f"{project.config_path} ({why})", str(project.config_path)
 
 
-def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=None):
+def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=None, arch=None):
     """The hosts to check: --driver values (a fleet); else the project's [target]; else this
     machine (or the CUDAENV_* declaration)."""
     from cudaenv.resolver.model import Host
     from cudaenv.hosts.target import check_driver_text, resolve_target
 
-    if not drivers and not gpus and not compute_capabilities and project_dir is not None:
+    if not drivers and not gpus and not compute_capabilities and arch is None and project_dir is not None:
         from cudaenv.project import load_project
         from cudaenv.hosts.target import environment_overrides
 
@@ -118,11 +118,14 @@ def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=N
         declared_driver, declared_gpus = environment_overrides()
         if target.driver and not declared_driver and not declared_gpus:
             return [resolve_target(matrix, driver=target.driver, gpus=target.gpus,
-                                   compute_capabilities=target.compute_capabilities, detect=False).host]
+                                   compute_capabilities=target.compute_capabilities, detect=False,
+                                   arch=target.arch).host]
     if drivers:
-        base = resolve_target(matrix, driver=drivers[0], gpus=gpus, compute_capabilities=compute_capabilities)
-        return [Host(check_driver_text(d, "--driver"), base.host.gpus) for d in drivers]
-    target = resolve_target(matrix, driver=None, gpus=gpus, compute_capabilities=compute_capabilities, detect=not no_detect)
+        base = resolve_target(matrix, driver=drivers[0], gpus=gpus, compute_capabilities=compute_capabilities,
+                              arch=arch)
+        return [Host(check_driver_text(d, "--driver"), base.host.gpus, base.host.arch) for d in drivers]
+    target = resolve_target(matrix, driver=None, gpus=gpus, compute_capabilities=compute_capabilities, detect=not no_detect,
+                            arch=arch)
     return [target.host]
 
 
@@ -144,7 +147,7 @@ def _host_label(host) -> str:
 @click.option("--format", "output_format", type=click.Choice(["text", "github"]), default="text",
               help="'github' adds GitHub Actions annotations (::error file=...::).")
 @json_option
-def check(directory, image, drivers, gpus, compute_capabilities, no_detect, nodes_file, output_format, as_json,
+def check(directory, image, drivers, gpus, compute_capabilities, arch, no_detect, nodes_file, output_format, as_json,
           **options) -> None:
     """Does a stack run on a host, on a whole fleet (--driver repeated), or on a cluster's nodes?
 
@@ -163,18 +166,19 @@ def check(directory, image, drivers, gpus, compute_capabilities, no_detect, node
 
     matrix = load_matrix()
     if nodes_file is not None:
-        if drivers or gpus or compute_capabilities:
-            raise UserError("--nodes describes the hosts: leave out --driver, --gpu and --compute-capability")
+        if drivers or gpus or compute_capabilities or arch:
+            raise UserError("--nodes describes the hosts: leave out --driver, --gpu, --compute-capability and --arch")
         _check_nodes(matrix, directory, image, options, nodes_file, output_format, as_json)
         return
     hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=directory or (
-        "." if not image and constraints_from_options(options) is None else None))
+        "." if not image and constraints_from_options(options) is None else None), arch=arch)
     stack, source, file = _stack_source(matrix, directory, image, options, hosts)
     results = []
     for host in hosts:
         verdict = check_stack(matrix, stack, host)
         results.append({"stack": _stack_summary(stack), "source": source,
-                        "host": {"driver": host.driver, "gpus": [g.label for g in host.gpus]}, **verdict.as_dict()})
+                        "host": {"driver": host.driver, "gpus": [g.label for g in host.gpus], "arch": host.platform},
+                        **verdict.as_dict()})
     wheels, unchecked = _lock_wheels(directory, image, options, file)
     compatible = all(r["compatible"] for r in results) and not wheels
     if as_json:

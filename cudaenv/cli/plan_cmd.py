@@ -19,7 +19,7 @@ from cudaenv.resolver.plan import plan
               help="Plan across a cluster instead: `kubectl get nodes -o json` or Slurm's `scontrol show node` "
                    "('-' for stdin).")
 @json_option
-def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nodes_file, as_json) -> None:
+def plan_command(directories, driver, gpus, compute_capabilities, arch, no_detect, nodes_file, as_json) -> None:
     """Plan how several projects share one host, or a cluster (--nodes).
 
     Resolves every project DIRECTORY for the same target host, prefers stacks that share base
@@ -42,7 +42,7 @@ def plan_command(directories, driver, gpus, compute_capabilities, no_detect, nod
         _plan_nodes(matrix, directories, projects, nodes_file, as_json)
         return
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
-                            detect=not no_detect)
+                            detect=not no_detect, arch=arch)
     entries, refused = _wheel_decided(matrix, projects, target.host)
     result = plan(matrix, entries, target.host, refused)
     by_name = dict(zip((name for name, _ in entries), projects))

@@ -24,7 +24,7 @@ from cudaenv.resolver.resolve import resolve
 @target_options()
 @click.option("--no-detect", is_flag=True, help="Do not look at this machine's driver and GPUs.")
 @json_option
-def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no_detect, as_json) -> None:
+def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, arch, no_detect, as_json) -> None:
     """Create cudaenv.toml (and cudaenv.lock) for an existing project.
 
     Reads requirements*.txt, pyproject.toml, .python-version and environment.yml, detects this
@@ -53,7 +53,7 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, no
         add_graph_frameworks(directory, detected, exclude_newer=exclude_newer_from_env())
     plan = constraints_from_detected(detected)
     target = resolve_target(matrix, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
-                            detect=not no_detect)
+                            detect=not no_detect, arch=arch)
     from cudaenv.project.config import project_constraints
     from cudaenv.resolver.resolve import UnknownVersion
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, ...],
-                compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> int:
+                compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict,
+                arch: str | None = None) -> int:
     """Resolve, print (text or the one JSON object) and return the exit code: 0 a stack, 1 none.
     A project here or in DIRECTORY is read every time; nothing is remembered."""
     from cudaenv.project.locate import find_config
@@ -27,7 +28,7 @@ def run_resolve(directory: str | None, *, driver: str | None, gpus: tuple[str, .
     here = find_config(".") if directory is None else None
     note = unread_dependencies_note(options) if directory is None and here is None else None
     answer = resolve_answer(directory, here=here, driver=driver, gpus=gpus, compute_capabilities=compute_capabilities,
-                            no_detect=no_detect, as_json=as_json, options=options)
+                            no_detect=no_detect, as_json=as_json, options=options, arch=arch)
     print_answer(answer.text, as_json)
     print_note(note)
     return answer.code
@@ -64,7 +65,8 @@ class Answer:
 
 
 def resolve_answer(directory: str | None, *, here: Path | None, driver: str | None, gpus: tuple[str, ...],
-                   compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict) -> Answer:
+                   compute_capabilities: tuple[str, ...], no_detect: bool, as_json: bool, options: dict,
+                   arch: str | None = None) -> Answer:
     """The resolution as ``resolve`` prints it (bad input raises, as everywhere). ``here``: the
     configuration found in the working directory when no DIRECTORY was given (``find_config``)."""
     from cudaenv.matrix import load_matrix
@@ -96,7 +98,7 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
         matrix, driver=driver or (declared.driver if declared else None),
         gpus=gpus or (declared.gpus if declared else ()),
         compute_capabilities=compute_capabilities or (declared.compute_capabilities if declared else ()),
-        detect=not no_detect,
+        detect=not no_detect, arch=arch or (declared.arch if declared else None),
     )
     if project is not None:
         from cudaenv.project.config import resolve_project

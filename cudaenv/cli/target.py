@@ -20,6 +20,9 @@ def target_options(*, fleet: bool = False):
     def decorate(func):
         import click
 
+        func = click.option("--arch", "arch", metavar="ARCH", callback=_not_blank,
+                            help="The target's CPU architecture: x86_64 or aarch64 (arm64). Default: what a "
+                                 "Grace GPU implies (GH200, GB200, GB10), else x86_64; detected: this machine's.")(func)
         func = click.option("--compute-capability", "compute_capabilities", multiple=True, metavar="X.Y",
                             help="A target GPU by compute capability (repeatable), e.g. 8.0.")(func)
         func = click.option("--gpu", "gpus", multiple=True, metavar="NAME", callback=_not_blank,

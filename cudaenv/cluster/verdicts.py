@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 from cudaenv.cluster.facts import SLURM, NodeFacts
 from cudaenv.matrix import Matrix
-from cudaenv.resolver.model import IMAGE_ARCH, Host, Stack, TargetGpu
+from cudaenv.resolver.check import WRONG_CPU
+from cudaenv.resolver.model import Host, Stack, TargetGpu, arch_name
 
 # check_stack's reason for a host without a driver speaks of --driver; for a node the source's
 # own explanation (in NodeFacts.unknown) replaces it.
@@ -67,16 +68,22 @@ def node_gpu(matrix: Matrix, facts: NodeFacts) -> tuple[TargetGpu | None, tuple[
                        "non-data-center GPU (no forward compatibility)")
     name = row.name if row else facts.product
     return (TargetGpu(cc, name, arch.name if arch else None, row.datacenter if row else False,
-                      row.host_arch if row else None), tuple(caveats))
+                      row.host_arch if row else None, row.l4t if row else False), tuple(caveats))
 
 
-def arch_reason(facts: NodeFacts) -> str | None:
-    """Why a node's CPU cannot run the image: cudaenv's images are ``IMAGE_ARCH`` only, and an
-    arm64 node (Grace: GH200, GB200; Jetson) would fail at ``exec format error``, not in the check."""
-    if facts.arch is None or facts.arch == IMAGE_ARCH:
+def arch_reason(facts: NodeFacts, stack: Stack) -> str | None:
+    """Why a node's CPU cannot run the image: it is built for one CPU architecture (``stack.arch``),
+    and a node of another would fail at ``exec format error``, not in the check."""
+    if facts.arch is None or facts.arch == stack.arch:
         return None
-    return (f"the node's CPU is {facts.arch}; the image is built for {IMAGE_ARCH} only (cudaenv's base images and "
+    return (f"the node's CPU is {facts.arch}; the image is built for {stack.arch} (its base image and "
             "framework wheels), so it cannot start there")
+
+
+def node_host(facts: NodeFacts, gpus: tuple[TargetGpu, ...]) -> Host:
+    """The node as the resolver sees it: its driver, its GPU, and its CPU where the node states one
+    wheels exist for (an arm64 node is aarch64; a ppc64le one is left to its GPU to imply)."""
+    return Host(facts.driver, gpus, arch_name(facts.arch) if facts.arch else None)
 
 
 def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
@@ -87,16 +94,17 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
                "no nvidia.com/gpu capacity, no GPU Feature Discovery labels")
         return NodeVerdict(facts, False, None, (f"no NVIDIA GPU on this node ({why})",), (), None)
     gpu, caveats = node_gpu(matrix, facts)
-    wrong_cpu = arch_reason(facts)
+    wrong_cpu = arch_reason(facts, stack)
     reasons = ([wrong_cpu] if wrong_cpu else []) + [f"cannot be known: {u}" for u in facts.unknown]
     if gpu is None:
         if not facts.unknown:
             reasons.append(f"GPU {facts.product!r} is not in the matrix and the node reports no compute capability")
         return NodeVerdict(facts, False, None, tuple(reasons), caveats, None)
-    host = Host(facts.driver, (gpu,))
+    host = node_host(facts, (gpu,))
     verdict = check_stack(matrix, stack, host)
-    if wrong_cpu:  # said once, in the node's own words: not again as the GPU's host architecture
-        verdict = replace(verdict, reasons=tuple(r for r in verdict.reasons if "only comes in" not in r))
+    if wrong_cpu:  # said once, in the node's own words: not again as the stack's or the GPU's CPU
+        verdict = replace(verdict, reasons=tuple(r for r in verdict.reasons
+                                                 if "only comes in" not in r and not r.startswith(WRONG_CPU)))
     explained = facts.driver is None and facts.unknown  # the source already said why the driver is unknown
     reasons += [r for r in verdict.reasons if not (explained and r.startswith(_NO_DRIVER_REASON))]
     if facts.source == SLURM and facts.product and not facts.mapped_feature:
@@ -120,5 +128,5 @@ def known_hosts(matrix: Matrix, nodes: tuple[NodeFacts, ...]) -> tuple[Host, ...
     for facts in nodes:
         gpu, _ = node_gpu(matrix, facts) if facts.has_gpu else (None, ())
         if facts.driver:
-            hosts.append(Host(facts.driver, (gpu,) if gpu else ()))
+            hosts.append(node_host(facts, (gpu,) if gpu else ()))
     return tuple(hosts)

@@ -119,6 +119,8 @@ def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, i
         argv += ["--target", request.target]
     if request.network:
         argv += ["--network", request.network]
+    if request.platform:
+        argv += ["--platform", request.platform]
     argv.append(str(request.context))
     return argv
 
@@ -276,6 +278,7 @@ def build_with_sdk(api, request: BuildRequest, on_output: OutputCallback | None)
             tag=request.tags[0] if request.tags else None, buildargs=dict(request.build_args),
             labels=dict(request.labels), nocache=request.no_cache, pull=request.pull, rm=True, forcerm=True,
             decode=True, target=request.target, network_mode=request.network,
+            **({"platform": request.platform} if request.platform else {}),
         )
         for chunk in stream:
             if "stream" in chunk:

@@ -32,6 +32,9 @@ class BuildRequest:
     secrets: Mapping[str, Path] = field(default_factory=dict)
     target: str | None = None
     network: str | None = None  # e.g. "host", for builds that reach a mirror on the build host's loopback
+    # the OCI platform to build for ("linux/arm64") when it is not the build machine's own: an
+    # aarch64 stack built on an x86_64 machine (emulated through binfmt_misc); None: the machine's
+    platform: str | None = None
 
 
 @dataclass(frozen=True)

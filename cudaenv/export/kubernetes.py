@@ -269,9 +269,7 @@ def requirement_dict(requirement: Requirement) -> dict:
 def node_affinity(matrix, stack) -> dict:
     """``spec.affinity.nodeAffinity`` (as plain data) choosing exactly the nodes whose GFD labels
     describe a driver and GPU that ``check_stack`` accepts for ``stack``, on a CPU the image is built for."""
-    from cudaenv.resolver.model import IMAGE_ARCH
-
-    terms = and_terms(affinity_terms(matrix, stack), architecture_terms((IMAGE_ARCH,)))
+    terms = and_terms(affinity_terms(matrix, stack), architecture_terms((stack.arch,)))
     return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [requirement_dict(r) for r in term]} for term in terms
     ]}}

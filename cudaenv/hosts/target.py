@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
-from cudaenv.resolver.model import Host, TargetGpu
+from cudaenv.resolver.model import ARCHES, Host, TargetGpu, arch_name
 from cudaenv.versions import is_driver_version, is_numeric
 
 if TYPE_CHECKING:  # detection (subprocess, NVML) is imported only when a command detects
@@ -27,6 +27,22 @@ def check_driver_text(value: str, where: str) -> str:
     if not is_driver_version(value):
         raise UserError(f"{where}: expected a driver version like 535.104.05, got {value!r}")
     return value
+
+
+def check_arch_text(value: str, where: str) -> str:
+    """``arm64`` -> ``aarch64``: the target's CPU architecture, in the kernel's spelling (uname -m)."""
+    found = arch_name(value) if isinstance(value, str) else None
+    if found is None:
+        raise UserError(f"{where}: expected a CPU architecture, {' or '.join(ARCHES)} (arm64 and amd64 are "
+                        f"read as aarch64 and x86_64), got {value!r}")
+    return found
+
+
+def machine_arch() -> str | None:
+    """This machine's CPU architecture (uname -m), or None for one no framework wheel exists for."""
+    import platform
+
+    return arch_name(platform.machine())
 
 
 def declared_gpu_names(value: str) -> list[str]:
@@ -51,19 +67,24 @@ class Target:
 
     def as_dict(self) -> dict:
         """What a lock records: GPUs by name (or capability), so the target can be read back."""
-        return {"driver": self.host.driver, "gpus": [g.name or g.compute_capability for g in self.host.gpus],
+        data = {"driver": self.host.driver, "gpus": [g.name or g.compute_capability for g in self.host.gpus],
                 "origin": self.origin}
+        if self.host.arch is not None:
+            data["arch"] = self.host.arch
+        return data
 
     def report(self) -> dict:
         """What --json output shows: GPUs with their SM, e.g. "A100 (sm_80)"."""
         return {"driver": self.host.driver, "gpus": [g.label for g in self.host.gpus], "origin": self.origin,
-                "unidentified_gpus": list(self.unknown_gpus)}
+                "arch": self.host.platform, "unidentified_gpus": list(self.unknown_gpus)}
 
     def describe(self) -> str:
         driver = f"driver {self.host.driver}" if self.host.driver else "driver unknown"
         gpus = ", ".join(g.label for g in self.host.gpus) if self.host.gpus else "GPUs unknown"
         unknown = f"; not identified, so not checked: {', '.join(self.unknown_gpus)}" if self.unknown_gpus else ""
         origin = self.origin
+        if self.host.platform != "x86_64":  # said only where it is not the usual one
+            gpus += f" on {self.host.platform}"
         if origin == "unknown":  # say why, and how to describe the machine this is for
             looked = "no NVIDIA driver found on this machine" if self.detected is not None else "detection off"
             origin = f"unknown: {looked}; give --driver and --gpu for the machine this is for"
@@ -88,7 +109,7 @@ def gpu_by_name(matrix: Matrix, name: str, *, where: str = "--gpu") -> TargetGpu
         raise UserError(f"{where}: unknown GPU {name!r}: give its compute capability instead, "
                         f"{_compute_capability_instead(where)} (https://developer.nvidia.com/cuda-gpus lists it; "
                         "`cudaenv matrix list gpu` lists the names cudaenv knows)")
-    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter, row.host_arch)
+    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter, row.host_arch, row.l4t)
 
 
 def gpu_by_cc(matrix: Matrix, cc: str, *, where: str = "--compute-capability") -> TargetGpu:
@@ -111,7 +132,7 @@ def identify_gpu(matrix: Matrix, found: DetectedGpu) -> TargetGpu | None:
         return None
     arch = matrix.architecture_of(cc)
     return TargetGpu(cc, row.name if row else found.name, arch.name if arch else None, row.datacenter if row else False,
-                     row.host_arch if row else None)
+                     row.host_arch if row else None, row.l4t if row else False)
 
 
 def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str, ...]]:
@@ -128,9 +149,14 @@ def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str
 
 
 def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], compute_capabilities: Sequence[str],
-                   detect: bool = True, environment: bool = True, where: str | None = None) -> Target:
+                   detect: bool = True, environment: bool = True, where: str | None = None,
+                   arch: str | None = None) -> Target:
     """Options first, then (``environment``) CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, then detection.
-    ``where`` names the file the values came from, for error messages ("cudaenv.toml: target")."""
+    ``where`` names the file the values came from, for error messages ("cudaenv.toml: target").
+    ``arch``: the target's CPU architecture as declared; a declared host without one is x86_64 unless
+    a GPU says otherwise (a GH200 comes only with a Grace CPU), a detected host is this machine's."""
+    if arch is not None:
+        arch = check_arch_text(arch, f"{where}.arch" if where else "--arch")
     env_driver, env_gpus = (None, [])
     if environment and not (driver and (gpus or compute_capabilities)):
         env_driver, env_gpus = environment_overrides()  # read only when options leave something open
@@ -142,8 +168,8 @@ def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], c
                   for c in compute_capabilities])
     if not targets and env_gpus:
         targets = [gpu_by_name(matrix, n, where="CUDAENV_GPUS") for n in env_gpus]
-    if declared_driver or targets:
-        return Target(Host(declared_driver, tuple(targets)), "declared")
+    if declared_driver or targets or arch is not None:
+        return Target(Host(declared_driver, tuple(targets), arch), "declared")
     if not detect:
         return Target(Host(), "unknown")
     from cudaenv.hosts.detect import detect as detect_host
@@ -152,6 +178,7 @@ def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], c
     if info.driver is None:
         return Target(Host(), "unknown", info)
     host, unknown = host_from_detection(matrix, info)
+    host = Host(host.driver, host.gpus, machine_arch())
     return Target(host, f"detected via {info.source}", info, unknown_gpus=unknown)
 
 
@@ -160,4 +187,4 @@ def project_target(matrix: Matrix, project) -> Target:
     written on a laptop and checked on a GPU-less CI runner agree."""
     return resolve_target(matrix, driver=project.target.driver, gpus=project.target.gpus,
                           compute_capabilities=project.target.compute_capabilities, detect=False, environment=False,
-                          where=f"{project.config_path}: target")
+                          where=f"{project.config_path}: target", arch=project.target.arch)

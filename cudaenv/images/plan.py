@@ -26,7 +26,7 @@ from cudaenv.project.served import same_index
 from cudaenv.images.render import BuildSettings, build_context, lock_hash, render_dockerfile, render_dockerignore
 from cudaenv.resolver.driver import forward_compat_branches
 from cudaenv.resolver.model import Stack
-from cudaenv.images.stackbase import LABEL_BASE_ID, BasePlan, build_secrets, plan_base, with_stack_base
+from cudaenv.images.stackbase import LABEL_BASE_ID, BasePlan, build_platform, build_secrets, plan_base, with_stack_base
 
 LABEL_PROJECT = "io.cudaenv.project"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"
@@ -76,7 +76,7 @@ class ImagePlan:
             dockerfile_text=self.dockerfile, dockerignore_text=self.dockerignore,
             build_args={"CUDAENV_UID": str(uid), "CUDAENV_GID": str(gid)},
             labels={LABEL_INPUTS: self.inputs_hash, **({LABEL_BASE_ID: base_id} if base_id else {})}, secrets=secrets,
-            no_cache=no_cache, pull=pull and self.base is None, network=network,
+            no_cache=no_cache, pull=pull and self.base is None, network=network, platform=build_platform(self.stack),
         )
 
 

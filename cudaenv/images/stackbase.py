@@ -62,6 +62,16 @@ def build_secrets(ca_cert: Path | None, netrc: str | None, secrets_dir: Path | N
     return secrets
 
 
+def build_platform(stack: Stack) -> str | None:
+    """``linux/arm64`` when the stack is for another CPU than this machine's (an aarch64 stack built
+    on x86_64 runs its RUN steps under binfmt_misc emulation); None for a native build, whose
+    request stays as it always was."""
+    from cudaenv.hosts.target import machine_arch
+    from cudaenv.resolver.model import OCI_ARCH
+
+    return None if machine_arch() == stack.arch else f"linux/{OCI_ARCH[stack.arch]}"
+
+
 @dataclass(frozen=True)
 class BasePlan:
     """A project's stack base: its identity (content hash), local names, and how to build it here
@@ -95,7 +105,7 @@ class BasePlan:
         secrets = build_secrets(self.ca_cert, self.netrc, secrets_dir)
         return BuildRequest(context=context, tags=self.tags, dockerfile_text=self.dockerfile(), dockerignore_text="**\n",
                             labels={LABEL_CONTENT_HASH: self.content_hash}, secrets=secrets, no_cache=no_cache,
-                            pull=pull, network=network)
+                            pull=pull, network=network, platform=build_platform(self.stack))
 
 
 def plan_base(matrix: Matrix, stack: Stack, settings: BuildSettings, *, ca_cert: Path | None = None,

@@ -233,9 +233,9 @@ def load_matrix(shipped: Path | None = None, overlays: list[Path] | None = None,
 
     matrix = _load_uncached(Path(shipped), [Path(p) for p in overlays])
     if key is not None:
-        from cudaenv.matrix.builds import framework_builds
+        from cudaenv.matrix.builds import every_build
 
-        framework_builds(matrix)  # computed once, stored with the matrix
+        every_build(matrix)  # computed once, stored with the matrix
         cache.write(key, matrix)
     return matrix
 

@@ -9,6 +9,7 @@ values once per loaded matrix.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
@@ -53,6 +54,7 @@ class Build:
     # build's local version label) — an exact pin of one is answered with this build, with the yank
     # as a warning; one that requires torch==X+cuXYZ cannot come with PyPI's unlabelled wheel
     yanked_companions: tuple[tuple[str, str, str, bool], ...] = ()
+    platform: str = "x86_64"  # the CPU architecture of its wheels (one Build per platform it exists for)
 
     @property
     def label(self) -> str:
@@ -72,18 +74,20 @@ def _torch(matrix: "Matrix") -> list[Build]:
             # no torchvision pins this torch exactly; the range PyPI admits is checked like keras's
             companions += (("torchvision", release.torchvision_range),)
         for variant in release.variants:
-            pins = release.pypi_requires if variant.cuda == release.pypi_cuda else ()
-            out.append(Build(
-                framework="torch", version=release.version, variant=variant.tag, cuda=(variant.cuda,),
-                python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx,
-                cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
-                index_url=variant.index_url, find_links=None, pins=pins, brings_own_cuda=True,
-                established=variant.established, on_pypi=variant.cuda == release.pypi_cuda,
-                yanked=release.yanked,
-                # a yanked companion that requires one build by local version pairs with that build only
-                yanked_companions=tuple((y.package, y.version, y.reason, y.variant is not None)
-                                        for y in release.yanked_companions if y.variant in (None, variant.tag)),
-            ))
+            for platform in variant.platforms:
+                # PyPI's wheel for a platform is this build when the release's PyPI CUDA is this one there
+                on_pypi = variant.cuda == release.pypi_cuda and platform in release.pypi_platforms
+                out.append(Build(
+                    framework="torch", version=release.version, variant=variant.tag, cuda=(variant.cuda,),
+                    python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx,
+                    cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
+                    index_url=variant.index_url, find_links=None, pins=release.pypi_requires if on_pypi else (),
+                    brings_own_cuda=True, established=variant.established, on_pypi=on_pypi,
+                    yanked=release.yanked, platform=platform,
+                    # a yanked companion that requires one build by local version pairs with that build only
+                    yanked_companions=tuple((y.package, y.version, y.reason, y.variant is not None)
+                                            for y in release.yanked_companions if y.variant in (None, variant.tag)),
+                ))
     return out
 
 
@@ -99,14 +103,14 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
         caveat = (f"tensorflow {release.version} runs as plain tensorflow on the CUDA {release.cuda} + cuDNN "
                   f"{release.cudnn} image: its [and-cuda] extra cannot be installed from PyPI "
                   f"({release.and_cuda_uninstallable})") if release.and_cuda_uninstallable else ""
-        out.append(Build(
+        out.extend(Build(
             framework="tensorflow", version=release.version, variant="and-cuda" if with_cuda else f"cuda{release.cuda}",
             cuda=(release.cuda,), python=frozenset(release.python), sass=release.compute_capabilities, ptx=release.ptx,
             cudnn=release.cudnn, cudnn_range=None, requirements=(f"{name}=={release.version}",), companions=companions,
             index_url=None, find_links=None, pins=release.and_cuda if with_cuda else (), brings_own_cuda=with_cuda,
             caveat=caveat, ptx_unusable_on=release.ptx_unusable_on, ptx_unusable_source=release.ptx_unusable_source or "",
-            yanked=release.yanked, gpu_route=release.gpu_route or "",
-        ))
+            yanked=release.yanked, gpu_route=release.gpu_route or "", platform=platform,
+        ) for platform in release.platforms)
     return out
 
 
@@ -160,14 +164,14 @@ def _jax(matrix: "Matrix") -> list[Build]:
             # without an extra (0.2.0-0.2.10) the CUDA jaxlib is its own exact pin beside plain jax
             requirements = ((f"jax=={release.version}", *variant.packages) if variant.no_extra
                             else (f"jax[{variant.extra}]=={release.version}",))
-            out.append(Build(
+            out.extend(Build(
                 framework="jax", version=release.version, variant=variant.extra, cuda=cudas,
                 python=frozenset(release.python), sass=variant.compute_capabilities, ptx=variant.ptx, cudnn=None,
                 cudnn_range=variant.cudnn, requirements=requirements,
                 companions=(("jaxlib", release.jaxlib),), index_url=None, find_links=variant.index_url,
                 pins=variant.requires, brings_own_cuda=not local, yanked=release.yanked,
-                uninstallable=release.uninstallable,
-            ))
+                uninstallable=release.uninstallable, platform=platform,
+            ) for platform in variant.platforms)
     return out
 
 
@@ -184,8 +188,38 @@ def _mxnet(matrix: "Matrix") -> list[Build]:
     return out
 
 
-def framework_builds(matrix: "Matrix") -> dict[str, tuple[Build, ...]]:
-    """All builds per framework, newest version first (computed once per loaded matrix)."""
+class _OnPlatform(Mapping):
+    """``framework_builds`` for one CPU architecture: each framework's rows filtered on first use
+    (the cached matrix decodes a framework's rows only when asked for)."""
+
+    def __init__(self, every, platform: str) -> None:
+        self._every, self._platform, self._done = every, platform, {}
+
+    def __getitem__(self, name: str) -> tuple[Build, ...]:
+        if name not in self._done:
+            self._done[name] = tuple(b for b in self._every[name] if b.platform == self._platform)
+        return self._done[name]
+
+    def __iter__(self):
+        return iter(self._every)
+
+    def __len__(self) -> int:
+        return len(self._every)
+
+
+def framework_builds(matrix: "Matrix", platform: str = "x86_64") -> "_OnPlatform":
+    """The builds per framework whose wheels exist for ``platform`` (x86_64 or aarch64), newest
+    version first."""
+    memo = matrix.memo
+    key = f"resolver.builds.{platform}"
+    if key not in memo:
+        memo[key] = _OnPlatform(every_build(matrix), platform)
+    return memo[key]
+
+
+def every_build(matrix: "Matrix") -> dict[str, tuple[Build, ...]]:
+    """All builds per framework on every platform, newest version first (computed once per loaded
+    matrix, and cached with it)."""
     memo = matrix.memo
     if "resolver.builds" not in memo:
         from packaging.version import Version

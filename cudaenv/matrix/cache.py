@@ -192,10 +192,10 @@ class _Rows(Mapping):
 def _fresh(where: tuple[str, str]):
     """A field (or a framework's builds) from the matrix files, for a chunk that failed to decode."""
     from cudaenv.matrix import load_matrix
-    from cudaenv.matrix.builds import framework_builds
+    from cudaenv.matrix.builds import every_build
 
     matrix = load_matrix(use_cache=False)
-    return framework_builds(matrix)[where[1]] if where[0] == "memo" else getattr(matrix, where[1])
+    return every_build(matrix)[where[1]] if where[0] == "memo" else getattr(matrix, where[1])
 
 
 def read(key: str):

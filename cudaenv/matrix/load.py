@@ -147,6 +147,15 @@ class RowReader:
         return self.list(key, lambda v: is_numeric(v, 2), 'a list of compute capabilities like ["8.0", "9.0"]',
                          default=default)
 
+    def platforms(self, key: str = "platforms") -> Any:
+        """The CPU architectures a build or image is published for; x86_64 alone when not said."""
+        value = self.list(key, lambda v: v in model.HOST_ARCHES,
+                          "a list of CPU architectures from " + ", ".join(repr(a) for a in model.HOST_ARCHES),
+                          default=("x86_64",))
+        if not value:
+            raise self.fail(key, 'at least one CPU architecture like ["x86_64"]', [])
+        return value
+
     def str_list(self, key: str, *, default: Any = REQUIRED) -> Any:
         return self.list(key, lambda v: isinstance(v, str) and bool(v.strip()), "a list of strings", default=default)
 
@@ -242,9 +251,16 @@ def gpu(r: RowReader) -> model.Gpu:
     return r.finish(model.Gpu(
         name=r.str("name"), aliases=r.str_list("aliases", default=()),
         compute_capability=r.cc("compute_capability"), architecture=r.str("architecture"),
-        datacenter=r.bool("datacenter"), host_arch=host_arch, source=r.source(),
+        datacenter=r.bool("datacenter"), host_arch=host_arch, l4t=_l4t(r, host_arch), source=r.source(),
         note=r.str("note", default=""),
     ))
+
+
+def _l4t(r: RowReader, host_arch: str) -> bool:
+    value = r.bool("l4t", default=False)
+    if value and host_arch != "aarch64":  # Jetson Linux runs on Jetson's Arm cores only
+        raise r.fail("l4t", 'l4t = true only with host_arch = "aarch64"', value)
+    return value
 
 
 def cudnn_release(r: RowReader) -> model.CudnnRelease:
@@ -261,7 +277,7 @@ def torch_variant(r: RowReader) -> model.TorchVariant:
         cuda=r.cuda_xy("cuda"), index_url=r.str("index_url"),
         cudnn=r.numeric("cudnn", default=None, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
         compute_capabilities=r.cc_list("compute_capabilities", default=()), ptx=r.cc_list("ptx", default=()),
-        established=r.bool("established", default=True),
+        established=r.bool("established", default=True), platforms=r.platforms(),
         note=r.str("note", default=""),
     ))
     if not row.established and not row.note:
@@ -295,7 +311,8 @@ def torch_release(r: RowReader) -> model.TorchRelease:
         torchvision=r.version("torchvision", default=None), torchaudio=r.version("torchaudio", default=None),
         torchvision_range=_spec_text(r, "torchvision_range"),
         torchvision_source=r.source("torchvision_source", default=None),
-        pypi_cuda=r.cuda_xy("pypi_cuda", default=None), pypi_requires=r.requires("pypi_requires"),
+        pypi_cuda=r.cuda_xy("pypi_cuda", default=None), pypi_platforms=r.platforms("pypi_platforms"),
+        pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", default=None),
         yanked=r.yanked(), yanked_companions=r.rows("yanked_companion", yanked_companion),
         note=r.str("note", default=""),
@@ -313,7 +330,8 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         ptx_unusable_source=r.source("ptx_unusable_source", default=None),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
         yanked=r.yanked(), gpu_package=_gpu_package(r), gpu_route=r.str("gpu_route", default=None),
-        gpu_route_source=r.source("gpu_route_source", default=None), note=r.str("note", default=""),
+        gpu_route_source=r.source("gpu_route_source", default=None), platforms=r.platforms(),
+        note=r.str("note", default=""),
     ))
 
 
@@ -332,7 +350,8 @@ def jax_variant(r: RowReader) -> model.JaxVariant:
         extra=r.str("extra"), cuda=r.specifier("cuda"), cudnn=r.specifier("cudnn", default=None),
         packages=r.str_list("packages", default=()), index_url=r.str("index_url", default=None),
         compute_capabilities=r.cc_list("compute_capabilities", default=()), ptx=r.cc_list("ptx", default=()),
-        requires=r.requires("requires"), no_extra=r.bool("no_extra", default=False), note=r.str("note", default=""),
+        requires=r.requires("requires"), no_extra=r.bool("no_extra", default=False), platforms=r.platforms(),
+        note=r.str("note", default=""),
     ))
 
 
@@ -431,7 +450,7 @@ def base_image(r: RowReader) -> model.BaseImage:
         cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=_repository(r, "repository"),
         tag_version=_tag_part(r, "tag_version"), os=_tag_parts(r, "os"), cudnn=r.rows("cudnn", image_cudnn),
         removed=r.bool("removed", default=False), source=r.source(), note=r.str("note", default=""),
-        superseded=r.bool("superseded", default=False),
+        superseded=r.bool("superseded", default=False), platforms=r.platforms(),
     ))
 
 

@@ -77,6 +77,9 @@ class Gpu:
     # the CPU architecture of every host this GPU comes in: Grace superchips (GH200, GB200, GB300,
     # GB10) and Jetson modules only exist with an Arm (aarch64) host
     host_arch: str = "x86_64"
+    # its CUDA comes from NVIDIA's Jetson Linux (L4T / JetPack), not the server (SBSA) CUDA that
+    # framework wheels and nvidia/cuda images are built for: Jetson modules before Thor
+    l4t: bool = False
     note: str = ""
 
 
@@ -100,6 +103,9 @@ class TorchVariant:
     # False: no primary source establishes that this build was published (the note says what is
     # missing); the resolver never prefers it over a build that is established
     established: bool = True
+    # the CPU architectures this build's wheels are published for (HOST_ARCHES); an aarch64 build
+    # whose GPU list differs is a row of its own with the same cuda
+    platforms: tuple[str, ...] = ("x86_64",)
     note: str = ""
 
     @property
@@ -134,6 +140,8 @@ class TorchRelease:
     torchvision_source: str | None = None
     torchaudio: str | None = None
     pypi_cuda: str | None = None
+    # the platforms whose PyPI wheel is that CUDA build (before 2.11 PyPI's aarch64 torch was CPU-only)
+    pypi_platforms: tuple[str, ...] = ("x86_64",)
     pypi_requires: Requires = ()
     pypi_source: str | None = None
     yanked: str | None = None  # PEP 592: yanked on PyPI, with PyPI's reason ("" when none is given)
@@ -168,6 +176,9 @@ class TensorflowRelease:
     # Ampere and newer: NVIDIA's nvidia-tensorflow), said whenever such a GPU is the target
     gpu_route: str | None = None
     gpu_route_source: str | None = None
+    # the CPU architectures whose wheel of this release is the CUDA build (TensorFlow's aarch64
+    # wheels are CPU-only: its [and-cuda] extra is x86_64-only)
+    platforms: tuple[str, ...] = ("x86_64",)
     note: str = ""
 
 
@@ -184,6 +195,7 @@ class JaxVariant:
     # jax declares no such extra (0.2.0-0.2.10): the CUDA jaxlib is installed by its exact pin in
     # ``packages`` from the find-links page, beside plain jax
     no_extra: bool = False
+    platforms: tuple[str, ...] = ("x86_64",)  # where its CUDA wheels (jaxlib, the plugins) are published
     note: str = ""
 
 
@@ -239,6 +251,7 @@ class BaseImage:
     removed: bool = False  # NVIDIA deleted these tags from Docker Hub (EOL cleanup)
     note: str = ""
     superseded: bool = False  # the tags now carry a later release's contents (rebuilt in place): history only
+    platforms: tuple[str, ...] = ("x86_64",)  # the CPU architectures its tags are published for (arm64 = aarch64)
 
     def tag(self, flavor: str, os_name: str, cudnn_tag: str | None = None) -> str:
         """``flavor`` is base/runtime/devel; with ``cudnn_tag`` the cuDNN-flavoured spelling."""
@@ -287,5 +300,7 @@ def row_as_dict(row) -> dict:
             value = [row_as_dict(v) if is_dataclass(v) else v for v in value]
         if value in (None, "", [], {}) and f.name not in ("source",):
             continue
+        if f.name in ("platforms", "pypi_platforms") and value == ["x86_64"]:
+            continue  # what an absent key means: the row need not say it
         out[_TOML_NAMES.get(f.name, f.name)] = value
     return out

@@ -25,7 +25,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "project": ("name", "python", "requirements"),
     "frameworks": tuple(FRAMEWORKS) + tuple(COMPANIONS),
     "cuda": ("version", "cudnn"),
-    "target": ("driver", "gpus", "compute_capabilities"),
+    "target": ("driver", "gpus", "compute_capabilities", "arch"),
     "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index",
               "framework_index_mirrors", "ca_cert", "build_from_source"),
     "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits", "jupyter"),
@@ -48,6 +48,7 @@ class TargetConfig:
     driver: str | None = None
     gpus: tuple[str, ...] = ()
     compute_capabilities: tuple[str, ...] = ()
+    arch: str | None = None  # the target's CPU architecture (x86_64, aarch64); None: implied by its GPUs
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,13 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     for cc in ccs:
         if not is_numeric(cc, 2):
             raise reader.fail("target.compute_capabilities", 'compute capabilities like "8.0"', cc)
+    arch = reader.str(target, "target", "arch")
+    if arch is not None:
+        from cudaenv.resolver.model import arch_name
+
+        if arch_name(arch) is None:
+            raise reader.fail("target.arch", '"x86_64" or "aarch64" (the target\'s CPU architecture)', arch)
+        arch = arch_name(arch)
 
     build = reader.section("build")
     flavor = reader.str(build, "build", "flavor", "auto")
@@ -423,7 +431,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         root=root, config_path=config_path, name=name, python=python_text, requirements=tuple(requirements),
         constraints=constraints,
         target=TargetConfig(driver=driver.strip() if driver else None, gpus=reader.str_list(target, "target", "gpus"),
-                            compute_capabilities=ccs),
+                            compute_capabilities=ccs, arch=arch),
         build=BuildConfig(flavor=flavor, os=build.get("os"), system_packages=packages, base_registry=base_registry,
                           ca_cert=ca_cert, build_from_source=tuple(dict.fromkeys(from_source)), **indexes),
         run=RunConfig(gpus=gpus_text, shm_size=shm, ipc=ipc, env=tuple(sorted((k, str(v)) for k, v in env.items())),

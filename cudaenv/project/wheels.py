@@ -478,9 +478,10 @@ def _plain(text: str) -> bool:
 
 
 def manylinux_platform(stack: Stack) -> str:
-    """uv's --python-platform for the image's C library (Ubuntu 18.04 / CentOS 7 are glibc 2.17-2.27)."""
+    """uv's --python-platform for the image's CPU and C library (Ubuntu 18.04 / CentOS 7 are glibc
+    2.17-2.27): the target's platform, never the locking machine's."""
     old = any(marker in stack.base_image for marker in ("ubuntu18.04", "ubuntu16.04", "centos7", "ubi7"))
-    return "x86_64-manylinux_2_17" if old else "x86_64-manylinux_2_28"
+    return f"{stack.arch}-manylinux_2_17" if old else f"{stack.arch}-manylinux_2_28"
 
 
 def _platform(stack: Stack) -> str:

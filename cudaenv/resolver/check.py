@@ -29,16 +29,19 @@ class Verdict:
                 "caveats": list(self.caveats)}
 
 
+WRONG_CPU = "the stack is built for"  # how a verdict's CPU-architecture reason starts
+
+
 def _sm(cc: str) -> str:
     return "sm_" + cc.replace(".", "")
 
 
-def _matrix_build(matrix: Matrix, framework: str, version: str | None, sass, ptx):
+def _matrix_build(matrix: Matrix, framework: str, version: str | None, sass, ptx, platform: str = "x86_64"):
     """The matrix's build behind a stack's framework, for what the stack does not record (where its
     PTX is reported to fail); None for a build the matrix no longer has."""
     from cudaenv.matrix.builds import framework_builds
 
-    return next((b for b in framework_builds(matrix).get(framework, ())
+    return next((b for b in framework_builds(matrix, platform).get(framework, ())
                  if b.version == version and b.sass == tuple(sass) and b.ptx == tuple(ptx)), None)
 
 
@@ -46,13 +49,16 @@ def stack_build_runs_on(matrix: Matrix, stack: Stack, framework: str, sass, ptx,
                         ptx_jit: bool) -> bool | None:
     """``build_runs_on`` for one of a stack's builds, with the matrix's reports of where its PTX
     fails: the one rule check_stack and the exports' placement both apply."""
-    build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx)
+    build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx, stack.arch)
     return gpu_rules.build_runs_on(sass, ptx, cc, ptx_jit=ptx_jit,
                                    ptx_unusable_on=build.ptx_unusable_on if build else ())
 
 
 def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
     reasons: list[str] = [p.message for p in host_problems(matrix, host)]
+    if host.platform != stack.arch:  # an image runs on the CPU it was built for, whatever the GPU
+        reasons.append(f"{WRONG_CPU} {stack.arch} and the host's CPU is {host.platform}: its image and "
+                       f"wheels do not run there (lock the project for --arch {host.platform})")
     caveats: list[str] = []
     mode = None
     if stack.cuda not in matrix.cuda_minors:
@@ -83,7 +89,7 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
         if stack.flavor == "devel" and not gpu_rules.toolkit_supports(matrix, stack.cuda, gpu.compute_capability):
             caveats.append(_devel_caveat(matrix, stack.cuda, gpu))
         for framework, sass, ptx in stack.gpu_targets:
-            build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx)
+            build = _matrix_build(matrix, framework, stack.framework(framework), sass, ptx, stack.arch)
             unusable = build.ptx_unusable_on if build else ()
             runs = gpu_rules.build_runs_on(sass, ptx, gpu.compute_capability, ptx_jit=ptx_jit, ptx_unusable_on=unusable)
             if runs is False:

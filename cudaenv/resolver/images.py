@@ -90,26 +90,27 @@ def _cudnn_fits(offered: ImageCudnn, need: str, exact: bool = False) -> bool:
 
 
 def cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None,
-              exact_cudnn: bool = False, python: str | None = None) -> BaseChoice | None:
+              exact_cudnn: bool = False, python: str | None = None, platform: str = "x86_64") -> BaseChoice | None:
     """The newest nvidia/cuda image of that CUDA x.y (with a fitting cuDNN when ``cudnn`` is set: that
     version or a later one of its major, which a framework's build runs on; with ``exact_cudnn`` that
     version itself, which a project without a framework asked for) that can get ``python``: uv
     installs 3.8 and later anywhere; an older one only comes from the OS's archive (``[[os]]``), and
-    only an OS whose archive has an init (tini, dumb-init) is built on.
+    only an OS whose archive has an init (tini, dumb-init) is built on. Only images published for
+    ``platform`` (the target's CPU architecture) count.
     Memoized per matrix: the resolver asks the same question for every candidate build."""
     memo = matrix.memo.setdefault("images.cuda_base", {})
     needs_apt = python if python is not None and not uv_installs(python) else None
-    key = (flavor, cuda_xy, cudnn, os_name, exact_cudnn, needs_apt)
+    key = (flavor, cuda_xy, cudnn, os_name, exact_cudnn, needs_apt, platform)
     if key not in memo:
         memo[key] = _cuda_base(matrix, flavor, cuda_xy, cudnn=cudnn, os_name=os_name, exact_cudnn=exact_cudnn,
-                               python=needs_apt)
+                               python=needs_apt, platform=platform)
     return memo[key]
 
 
 def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, os_name: str | None,
-               exact_cudnn: bool = False, python: str | None = None) -> BaseChoice | None:
-    images: list[BaseImage] = sorted(matrix.images_for(cuda_xy), key=lambda i: (not i.removed, numeric_key(i.cuda)),
-                                     reverse=True)
+               exact_cudnn: bool = False, python: str | None = None, platform: str = "x86_64") -> BaseChoice | None:
+    images: list[BaseImage] = sorted((i for i in matrix.images_for(cuda_xy) if platform in i.platforms),
+                                     key=lambda i: (not i.removed, numeric_key(i.cuda)), reverse=True)
     for image in images:
         if cudnn is None:
             for os_choice in _os_order(image.os, os_name):

@@ -16,9 +16,22 @@ ADD_ONS = ("torchvision", "torchaudio")
 PYPI_INDEX = "https://pypi.org/simple"
 PYPI = "pypi"
 FLAVORS = ("auto", "wheels", "runtime", "devel")
-# The only CPU architecture cudaenv resolves for: its base images (nvidia/cuda linux/amd64) and the
-# framework wheels the matrix records (manylinux x86_64) are x86_64 ones.
-IMAGE_ARCH = "x86_64"
+# The CPU architecture a target has when nothing says otherwise: no --arch / [target] arch, and no
+# GPU that only comes with an Arm host (Grace superchips)
+DEFAULT_ARCH = "x86_64"
+ARCHES = ("x86_64", "aarch64")  # the CPU architectures framework wheels and nvidia/cuda images exist for
+# other spellings of them: Docker/Go's and Apple's (arm64, amd64)
+ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "armv8": "aarch64"}
+
+
+OCI_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}  # the OCI / Go spelling of each, as image platforms say it
+
+
+def arch_name(value: str) -> str | None:
+    """``arm64`` -> ``aarch64``, ``x86_64`` -> ``x86_64``; None for anything else (ppc64le, i386)."""
+    value = value.strip().lower()
+    value = ARCH_ALIASES.get(value, value)
+    return value if value in ARCHES else None
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,7 @@ class TargetGpu:
     architecture: str | None = None
     datacenter: bool = False
     host_arch: str | None = None  # the CPU architecture of the hosts it comes in; None: not known
+    l4t: bool = False  # a Jetson module: CUDA from Jetson Linux, not the server builds cudaenv uses
 
     @property
     def label(self) -> str:
@@ -85,10 +99,21 @@ class Host:
 
     driver: str | None = None
     gpus: tuple[TargetGpu, ...] = ()
+    # its CPU architecture as declared (--arch, [target] arch) or detected (uname -m); None: not
+    # said, so a Grace GPU's host decides, else DEFAULT_ARCH
+    arch: str | None = None
 
     @property
     def all_datacenter(self) -> bool:
         return bool(self.gpus) and all(g.datacenter for g in self.gpus)
+
+    @property
+    def platform(self) -> str:
+        """The CPU architecture the stack is for: what the host says, else what its GPUs imply."""
+        if self.arch is not None:
+            return self.arch
+        implied = {g.host_arch for g in self.gpus if g.host_arch is not None and g.host_arch != DEFAULT_ARCH}
+        return implied.pop() if len(implied) == 1 else DEFAULT_ARCH
 
 
 @dataclass(frozen=True)
@@ -136,6 +161,7 @@ class Stack:
     # python3-distutils on ubuntu18.04); empty where uv installs the Python or the base has it
     python_packages: tuple[str, ...] = ()
     init: str = "tini"  # what the image's ENTRYPOINT runs: tini, or dumb-init where the OS has no tini (18.04)
+    arch: str = DEFAULT_ARCH  # the CPU architecture of the image and every wheel in it (x86_64, aarch64)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def framework(self, name: str) -> str | None:
@@ -166,6 +192,9 @@ class Stack:
         init = data.get("init") or "tini"
         if init not in INITS:  # it names the ENTRYPOINT's program and an apt package
             raise ValueError(f"stack.init must be one of {', '.join(INITS)}, got {init!r}")
+        arch = data.get("arch") or DEFAULT_ARCH
+        if arch not in ARCHES:  # it picks the wheels' platform and the image's
+            raise ValueError(f"stack.arch must be one of {', '.join(ARCHES)}, got {arch!r}")
         return cls(
             python=data["python"], cuda=data["cuda"], cuda_release=data.get("cuda_release") or data["cuda"],
             cudnn=data.get("cudnn"), cudnn_version=data.get("cudnn_version"),
@@ -178,7 +207,7 @@ class Stack:
             nvidia_requires=tuple(sorted((data.get("nvidia_requires") or {}).items())),
             gpu_targets=tuple((name, tuple(t.get("sass", [])), tuple(t.get("ptx", [])))
                               for name, t in (data.get("gpu_targets") or {}).items()),
-            python_packages=tuple(python_packages), init=init,
+            python_packages=tuple(python_packages), init=init, arch=arch,
         )
 
     def as_dict(self) -> dict:
@@ -203,6 +232,7 @@ class Stack:
             "gpu_targets": {name: {"sass": list(sass), "ptx": list(ptx)} for name, sass, ptx in self.gpu_targets},
             **({"python_packages": list(self.python_packages)} if self.python_packages else {}),
             **({"init": self.init} if self.init != "tini" else {}),
+            **({"arch": self.arch} if self.arch != DEFAULT_ARCH else {}),
         }
 
 

@@ -25,9 +25,9 @@ from cudaenv.errors import UserError
 from cudaenv.matrix import Matrix
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
-from cudaenv.matrix.builds import Build, framework_builds
+from cudaenv.matrix.builds import Build, every_build, framework_builds
 from cudaenv.resolver.images import UV_LOWEST_PYTHON, BaseChoice, cuda_base, uv_installs, wheels_base
-from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, FRAMEWORKS, IMAGE_ARCH, PYPI, PYPI_INDEX, Constraints, Host,
+from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, DEFAULT_ARCH, FRAMEWORKS, PYPI, PYPI_INDEX, Constraints, Host,
                                     Problem, Resolution, Stack)
 from cudaenv.versions import (contains_at_clause_precision, driver_branch, major_minor, numeric_key, parse_version,
                               specifier_contains)
@@ -159,7 +159,7 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
             raise UnknownVersion(f"os {constraints.os!r}: cudaenv's image layers install packages with apt-get, so the "
                                  "base must be an Ubuntu nvidia/cuda image (known: "
                                  f"{', '.join(o for o in known_os if apt_based(o))})", field="build.os")
-    builds = framework_builds(matrix)
+    builds = every_build(matrix)  # a release exists if it exists for any platform
     for name, spec in constraints.frameworks:
         framework = name if name in FRAMEWORKS else COMPANIONS.get(name)
         if framework is None:
@@ -293,8 +293,10 @@ def _admit_yanked(build: Build, spec: SpecifierSet | None) -> Build | None:
     return replace(build, caveat=f"{build.caveat}; {caveat}" if build.caveat else caveat)
 
 
-def candidate_builds(matrix: Matrix, constraints: Constraints) -> dict[str, list[Build]]:
-    builds = framework_builds(matrix)
+def candidate_builds(matrix: Matrix, constraints: Constraints, platform: str = DEFAULT_ARCH) -> dict[str, list[Build]]:
+    """The builds of each framework the project names that its pins, index, flavor and companions
+    admit, among those published for ``platform`` (the target's CPU architecture)."""
+    builds = framework_builds(matrix, platform)
     out = {}
     for name in constraints.framework_names:
         spec = constraints.spec(name)
@@ -316,7 +318,7 @@ def pinned_variants(constraints: Constraints, framework: str) -> set[str]:
 
 def own_indexes(matrix: Matrix) -> tuple[str, ...]:
     """Every framework build's own index in the matrix (what ``framework_index_mirrors`` may name)."""
-    return tuple(sorted({b.index_url for rows in framework_builds(matrix).values() for b in rows if b.index_url}))
+    return tuple(sorted({b.index_url for rows in every_build(matrix).values() for b in rows if b.index_url}))
 
 
 def index_text(index: str) -> str:
@@ -382,6 +384,10 @@ class _Context:
     matrix: Matrix
     constraints: Constraints
     host: Host
+
+    @property
+    def platform(self) -> str:
+        return self.host.platform
 
 
 def _gpu_ok_for_build(ctx: _Context, build: Build, ptx_jit: bool) -> bool:
@@ -471,7 +477,7 @@ def _base_for(ctx: _Context, flavor: str, xy: str, python: str, system_cudnn: st
         if cudnn_need is None:
             return None
     return cuda_base(ctx.matrix, flavor, xy, cudnn=cudnn_need, os_name=ctx.constraints.os, exact_cudnn=exact,
-                     python=python)
+                     python=python, platform=ctx.platform)
 
 
 def _cudnn_for_constraint(ctx: _Context, xy: str) -> str | None:
@@ -560,7 +566,7 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         min_driver_compat=drv.minor_version_floor(ctx.matrix, xy), compute_capabilities=sass,
         brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
         gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
-        python_packages=base.python_packages, init=base.init,
+        python_packages=base.python_packages, init=base.init, arch=ctx.platform,
         notes=(("base-image-removed",) if base.removed else ())
         + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
         + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat)
@@ -634,18 +640,31 @@ def _cuda_candidates(ctx: _Context, candidates: dict[str, list[Build]]) -> list[
 
 
 def host_problems(matrix: Matrix, host: Host) -> list[Problem]:
-    """Problems with the host itself, whatever the stack: a GPU that only comes in hosts whose CPU
-    is not x86_64 (Grace superchips, Jetson), for which cudaenv has no images; a driver branch that
-    does not support a GPU's architecture — too old for a new GPU, or past the architecture's last branch."""
+    """Problems with the host itself, whatever the stack: a Jetson module (its CUDA is Jetson
+    Linux's, not the server CUDA wheels and images are built for); a CPU architecture its GPUs
+    never come with (a GH200 declared x86_64); a driver branch that does not support a GPU's
+    architecture — too old for a new GPU, or past the architecture's last branch."""
     problems = []
-    for gpu in host.gpus:
-        if gpu.host_arch is not None and gpu.host_arch != IMAGE_ARCH:
+    for gpu in dict.fromkeys(host.gpus):
+        if gpu.l4t:
             problems.append(Problem(
-                "host-arch-unsupported",
-                f"{gpu.label} only comes in {gpu.host_arch} hosts (Grace CPU or Jetson module); cudaenv's images "
-                f"(nvidia/cuda linux/amd64) and the framework wheels in its matrix are {IMAGE_ARCH} only, so it "
-                f"cannot say which stack runs there",
-                fix=f"resolve on and for an {IMAGE_ARCH} host, or use NVIDIA's own {gpu.host_arch} images for this GPU",
+                "host-platform-unsupported",
+                f"{gpu.label} is a Jetson module: its CUDA comes with NVIDIA's Jetson Linux (L4T, JetPack), and "
+                f"the framework wheels and nvidia/cuda images cudaenv builds with are the server (SBSA) ones, "
+                f"which do not run there",
+                fix="use NVIDIA's JetPack containers (nvcr.io/nvidia/l4t-*) and the Jetson wheels NVIDIA publishes "
+                    "for this module",
+            ))
+    arches = {g.host_arch for g in host.gpus if g.host_arch is not None and g.host_arch != DEFAULT_ARCH}
+    for gpu in dict.fromkeys(host.gpus):
+        only = gpu.host_arch if gpu.host_arch in arches else None
+        if only is not None and host.platform != only:
+            problems.append(Problem(
+                "host-arch-mismatch",
+                f"{gpu.label} only comes in {only} hosts (its CPU is part of the same superchip or module), "
+                f"but the target's CPU is {host.platform}",
+                fix=f"declare the target's CPU as {only} (--arch {only}, [target] arch = \"{only}\"), "
+                    f"or name the GPUs of the {host.platform} host",
             ))
     if host.driver is None:
         return problems
@@ -704,7 +723,7 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
                     break
         return Resolution(stack=None, valid_cuda=(), problems=tuple(fatal))
     ctx = _Context(matrix, constraints, host)
-    candidates = candidate_builds(matrix, constraints)
+    candidates = candidate_builds(matrix, constraints, host.platform)
     stacks: list[Stack] = []
     valid: list[str] = []
     if all(candidates.values()) or not candidates:
@@ -806,17 +825,28 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
     if problems:
         return problems + _fixes(ctx)
 
+    # releases the project allows that publish no CUDA build for the target's CPU (TensorFlow's
+    # aarch64 wheels are CPU-only; torch's aarch64 CUDA wheels start later than its x86_64 ones)
+    for name in candidates:
+        if candidates[name]:
+            continue
+        problem = _platform_problem(ctx, name)
+        if problem is not None:
+            problems.append(problem)
+    if problems:
+        return problems + _fixes(ctx)
+
     # the framework index serves none of the builds the project allows (PyPI has no torch 2.10.0+cu126)
     if c.framework_index is not None:
         for name in candidates:
             spec, tags = c.spec(name), pinned_variants(c, name)
-            allowed = [b for b in ctx_builds(m, name) if (spec is None or specifier_contains(spec, b.version))
+            allowed = [b for b in ctx_builds(ctx, name) if (spec is None or specifier_contains(spec, b.version))
                        and all(b.variant == tag for tag in tags) and _companion_ok(b, c)
                        and (c.cuda is None or any(specifier_contains(c.cuda, xy) for xy in b.cuda))]
             if not allowed or any(served_build(b, c.framework_index) for b in allowed):
                 continue
             versions = {b.version for b in allowed}
-            served = [f"{s.version} for CUDA {s.cuda[0]}" for b in ctx_builds(m, name) if b.version in versions
+            served = [f"{s.version} for CUDA {s.cuda[0]}" for b in ctx_builds(ctx, name) if b.version in versions
                       and (s := served_build(b, c.framework_index)) is not None]
             where = "; ".join(f"{b.version} for CUDA {b.cuda[0]} from {b.index_url}" for b in allowed[:3])
             has = f"; it serves {', '.join(served)}" if served else ""
@@ -832,7 +862,7 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         if framework is None or framework not in candidates or candidates[framework]:
             continue
         fw_spec = c.spec(framework)
-        releases = [b for b in ctx_builds(m, framework) if fw_spec is None or specifier_contains(fw_spec, b.version)]
+        releases = [b for b in ctx_builds(ctx, framework) if fw_spec is None or specifier_contains(fw_spec, b.version)]
         ranges = sorted({b.companion(name) for b in releases if b.companion(name)})
         if ranges:
             shown = "; ".join(ranges[:3]) + ("; …" if len(ranges) > 3 else "")
@@ -848,7 +878,7 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
             if builds:
                 continue
             spec = c.spec(name)
-            matching = [b for b in ctx_builds(m, name) if spec is None or specifier_contains(spec, b.version)]
+            matching = [b for b in ctx_builds(ctx, name) if spec is None or specifier_contains(spec, b.version)]
             if matching:
                 why = next((b.caveat for b in matching if b.caveat), "")
                 problems.append(Problem("flavor-unavailable",
@@ -942,7 +972,7 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
                                   for b in usable for xy in b.cuda if xy in xys)]
             for g in failing:
                 sms = sorted({s for b in usable for s in b.sass}, key=numeric_key)
-                with_gpu = [b for b in ctx_builds(m, name)
+                with_gpu = [b for b in ctx_builds(ctx, name)
                             if gpu_rules.build_runs_on(b.sass, b.ptx, g.compute_capability, ptx_jit=True,
                                                        ptx_unusable_on=b.ptx_unusable_on)]
                 newest = f"; the newest {name} build that includes it is {with_gpu[0].label}" if with_gpu else \
@@ -1019,8 +1049,31 @@ def _first_pin_conflict(ctx: _Context, usable: dict[str, list[Build]], xys: list
     return first
 
 
-def ctx_builds(matrix: Matrix, name: str) -> tuple[Build, ...]:
-    return framework_builds(matrix)[name]
+def _platform_problem(ctx: _Context, name: str) -> Problem | None:
+    """``tensorflow 2.20.0 publishes no CUDA build for aarch64 …`` when the releases the project
+    allows have CUDA builds for other CPUs only; with the newest release that has one for this
+    CPU, if any does."""
+    spec, platform = ctx.constraints.spec(name), ctx.platform
+    allowed = [b for b in every_build(ctx.matrix)[name] if spec is None or specifier_contains(spec, b.version)]
+    if not allowed or any(b.platform == platform for b in allowed):
+        return None
+    others = sorted({b.platform for b in allowed})
+    versions = sorted({b.version for b in allowed}, key=Version)
+    shown = versions[0] if len(versions) == 1 else f"{versions[0]} .. {versions[-1]}"
+    here = [b for b in ctx_builds(ctx, name) if b.yanked is None and b.uninstallable is None]
+    if here:
+        newest = max(here, key=lambda b: Version(b.version))
+        cudas = ", ".join(sorted({xy for b in here if b.version == newest.version for xy in b.cuda}, key=numeric_key))
+        tail = f"; {name} {newest.version} does (CUDA {cudas}), and so may other releases (`cudaenv matrix show {name}`)"
+    else:
+        tail = f"; no {name} release in the matrix does"
+    return Problem("no-build-for-platform",
+                   f"{name} {shown} publishes no CUDA build for {platform} (only for {', '.join(others)}){tail}")
+
+
+def ctx_builds(ctx: _Context, name: str) -> tuple[Build, ...]:
+    """``name``'s builds for the target's CPU architecture."""
+    return framework_builds(ctx.matrix, ctx.platform)[name]
 
 
 def _fixes(ctx: _Context) -> list[Problem]:
@@ -1135,7 +1188,7 @@ def _nearest_fitting(ctx: _Context, relaxed: Constraints, name: str, spec: Speci
     import bisect
 
     # a yanked release is never suggested: only an exact pin of it installs, and the user asked for another
-    known = sorted({b.version for b in ctx_builds(ctx.matrix, name) if b.yanked is None}, key=Version)
+    known = sorted({b.version for b in ctx_builds(ctx, name) if b.yanked is None}, key=Version)
     where = bisect.bisect_left([Version(v) for v in known], anchors[0])  # the pin's place among the releases
 
     def distance(version: str) -> tuple:

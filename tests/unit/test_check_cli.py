@@ -460,13 +460,13 @@ def test_declared_driver_overrides_a_detectable_host(fake_smi):
     proc = cudaenv("check", *STACK_12_4, "--driver", "535.104.05", "--json", env=env)
     (result,) = one_json_object(proc)["results"]
 
-    assert result["host"] == {"driver": "535.104.05", "gpus": []}
+    assert result["host"] == {"driver": "535.104.05", "gpus": [], "arch": "x86_64"}
     assert fake.calls() == []
 
 
 @pytest.mark.parametrize(("variable", "value", "host"), [
-    ("CUDAENV_DRIVER_VERSION", "535.104.05", {"driver": "535.104.05", "gpus": []}),
-    ("CUDAENV_GPUS", "T4", {"driver": None, "gpus": ["T4 (sm_75)"]}),
+    ("CUDAENV_DRIVER_VERSION", "535.104.05", {"driver": "535.104.05", "gpus": [], "arch": "x86_64"}),
+    ("CUDAENV_GPUS", "T4", {"driver": None, "gpus": ["T4 (sm_75)"], "arch": "x86_64"}),
 ])
 def test_environment_overrides_a_detectable_host(fake_smi, no_nvml, variable, value, host):
     fake, env = fake_smi("r580-h100")
@@ -483,7 +483,7 @@ def test_undeclared_host_is_detected_from_nvidia_smi(fake_smi):
     (result,) = one_json_object(proc)["results"]
 
     assert proc.returncode == 0, proc.stderr
-    assert result["host"] == {"driver": "580.159.04", "gpus": ["H100 (sm_90)"]}
+    assert result["host"] == {"driver": "580.159.04", "gpus": ["H100 (sm_90)"], "arch": "x86_64"}
     assert result["mode"] == "native"
 
 
@@ -493,7 +493,7 @@ def test_detected_r470_host_fails_a_cuda_12_stack_for_driver_and_gpu(fake_smi):
     (result,) = one_json_object(proc)["results"]
 
     assert proc.returncode == 1
-    assert result["host"] == {"driver": "470.42.01", "gpus": ["K80 (sm_37)", "K80 (sm_37)"]}
+    assert result["host"] == {"driver": "470.42.01", "gpus": ["K80 (sm_37)", "K80 (sm_37)"], "arch": "x86_64"}
     assert any("driver 470.42.01" in reason for reason in result["reasons"])
     assert any("cannot run the libraries of CUDA 12.4" in reason for reason in result["reasons"])  # Kepler left 12.0
 
@@ -503,7 +503,7 @@ def test_no_detect_never_runs_nvidia_smi(fake_smi):
     proc = cudaenv("check", *STACK_12_4, "--no-detect", "--json", env=env)
     (result,) = one_json_object(proc)["results"]
 
-    assert result["host"] == {"driver": None, "gpus": []}
+    assert result["host"] == {"driver": None, "gpus": [], "arch": "x86_64"}
     assert fake.calls() == []
 
 

@@ -79,7 +79,7 @@ def test_known_hosts_are_the_nodes_whose_driver_is_known(matrix, nodes):
 def test_a_node_with_a_driver_but_no_gpu_is_a_host_without_gpus(matrix, nodes):
     cpu = replace(next(n for n in nodes if n.name == "a100-r535"), name="cpu-drv", gpu_count=0, capacity=0,
                   allocatable=0, product=None, compute_capability=None)
-    assert known_hosts(matrix, (cpu,)) == (Host(cpu.driver, ()),)
+    assert known_hosts(matrix, (cpu,)) == (Host(cpu.driver, (), "x86_64"),)  # the node states its CPU
 
 
 def test_a_verdict_as_json_names_the_host_judged(matrix, nodes, stack):

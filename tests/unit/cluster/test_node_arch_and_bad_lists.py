@@ -58,8 +58,8 @@ def test_an_arm64_node_is_refused_for_the_x86_64_image_with_its_reason(matrix):
     grace = judge(matrix, stack, read_one(with_labels(node("a100-r535"), **{"kubernetes.io/arch": "arm64",
                                                                          "beta.kubernetes.io/arch": "arm64"})))
     assert not grace.compatible and grace.mode is None
-    assert grace.reasons == ("the node's CPU is aarch64; the image is built for x86_64 only (cudaenv's base images "
-                             "and framework wheels), so it cannot start there",)
+    assert grace.reasons == ("the node's CPU is aarch64; the image is built for x86_64 (its base image and "
+                             "framework wheels), so it cannot start there",)
 
 
 def test_a_grace_gpu_named_by_its_product_is_refused_even_without_an_arch_label(matrix):

@@ -90,4 +90,4 @@ def test_a_node_whose_resources_show_no_gpu_is_a_host_without_gpus(matrix):
     obj["status"]["capacity"]["nvidia.com/gpu"] = obj["status"]["allocatable"]["nvidia.com/gpu"] = "0"
     facts = read_one(obj)
     assert not facts.has_gpu and facts.product is not None
-    assert known_hosts(matrix, (facts,)) == (Host("535.154.05", ()),)
+    assert known_hosts(matrix, (facts,)) == (Host("535.154.05", (), "x86_64"),)

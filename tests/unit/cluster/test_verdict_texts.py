@@ -92,7 +92,8 @@ def test_caveats_of_the_node_come_before_those_of_the_stack(matrix, stack):
 def test_an_aarch64_grace_node_is_refused_once_for_its_cpu(matrix, stack):
     facts = replace(K8S, product="NVIDIA-GH200-480GB", compute_capability="9.0", arch="aarch64")
     verdict = judge(matrix, stack, facts)
-    assert verdict.reasons == ("the node's CPU is aarch64; the image is built for x86_64 only (cudaenv's base "
-                               "images and framework wheels), so it cannot start there",)
-    unlabelled = judge(matrix, stack, replace(facts, arch=None))
-    assert len(unlabelled.reasons) == 1 and "only comes in aarch64 hosts" in unlabelled.reasons[0]
+    assert verdict.reasons == ("the node's CPU is aarch64; the image is built for x86_64 (its base image and "
+                               "framework wheels), so it cannot start there",)
+    unlabelled = judge(matrix, stack, replace(facts, arch=None))  # the GH200 implies the Grace CPU
+    assert unlabelled.reasons == ("the stack is built for x86_64 and the host's CPU is aarch64: its image and wheels "
+                                  "do not run there (lock the project for --arch aarch64)",)

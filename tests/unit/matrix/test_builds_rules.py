@@ -359,4 +359,5 @@ def test_the_builds_are_computed_once_per_matrix():
     matrix = Matrix(cuda_releases=cuda_releases("12.4.1"), torch=(torch_release(),))
     first = framework_builds(matrix)
     assert framework_builds(matrix) is first
-    assert matrix.memo["resolver.builds"] is first
+    assert matrix.memo["resolver.builds.x86_64"] is first
+    assert framework_builds(matrix, "aarch64") is framework_builds(matrix, "aarch64") is not first

@@ -26,9 +26,10 @@ def spec(text: str | None):
 
 
 def target_gpu(name: str) -> TargetGpu:
-    row = matrix().find_gpu(name)
-    assert row is not None, name
-    return TargetGpu(row.compute_capability, row.name, row.architecture, row.datacenter, row.host_arch)
+    """A GPU by name, as --gpu makes it (the matrix's row: capability, host CPU, Jetson or not)."""
+    from cudaenv.hosts.target import gpu_by_name
+
+    return gpu_by_name(matrix(), name)
 
 
 def constraints(**kw) -> Constraints:

@@ -1,5 +1,7 @@
-"""GPUs that only come with an Arm host (Grace superchips, Jetson) are refused, not resolved as if
-they sat in an x86_64 machine: cudaenv's images and the wheels in its matrix are x86_64 only."""
+"""The target's CPU architecture is a fact of the host (issue 35): declared (--arch, [target] arch),
+detected (uname -m), or implied by a GPU that only comes with an Arm CPU (Grace superchips). The
+resolver then chooses among builds and images published for that architecture; Jetson modules
+before Thor (CUDA from Jetson Linux, not the server builds) are refused with that reason."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from cudaenv.errors import MatrixError
 from cudaenv.matrix import load_matrix
 from cudaenv.resolver.check import check_stack
-from cudaenv.resolver.model import Host, TargetGpu
+from cudaenv.resolver.model import Host, TargetGpu, arch_name
 from cudaenv.resolver.resolve import resolve
 from tests.support.cli import cudaenv, without_target_overrides
 from tests.unit.resolver.helpers import constraints, host, matrix
@@ -28,34 +30,66 @@ def test_gpus_sold_for_x86_hosts_are_x86_64(name):
     assert matrix().find_gpu(name).host_arch == "x86_64"
 
 
-@pytest.mark.parametrize("name", ["GH200", "GB200", "Jetson AGX Orin"])
-def test_resolve_refuses_a_gpu_whose_host_is_not_x86_64(name):
-    result = resolve(matrix(), constraints(torch="any"), host("580.65.06", [name]))
+@pytest.mark.parametrize(("name", "l4t"), [("Jetson AGX Orin", True), ("Jetson Nano", True), ("Jetson TX2", True),
+                                           ("Jetson Xavier NX", True), ("Jetson T5000", False), ("GH200", False)],
+                         ids=["orin", "nano", "tx2", "xavier", "thor", "gh200"])
+def test_jetson_modules_before_thor_run_jetson_linux_cuda(name, l4t):
+    assert matrix().find_gpu(name).l4t is l4t
+
+
+@pytest.mark.parametrize(("value", "arch"), [("aarch64", "aarch64"), ("arm64", "aarch64"), (" ARM64 ", "aarch64"),
+                                             ("x86_64", "x86_64"), ("amd64", "x86_64"), ("ppc64le", None),
+                                             ("", None), ("aarch64\n; x", None)],
+                         ids=["aarch64", "arm64", "padded", "x86_64", "amd64", "ppc64le", "empty", "injected"])
+def test_architecture_spellings(value, arch):
+    assert arch_name(value) == arch
+
+
+@pytest.mark.parametrize("name", ["GH200", "GB200", "GB10"])
+def test_a_grace_gpu_implies_an_aarch64_host(name):
+    assert host("580.65.06", [name]).platform == "aarch64"
+
+
+def test_a_declared_architecture_wins_and_a_plain_gpu_implies_nothing():
+    a100 = host("580.65.06", ["A100"])
+    assert a100.platform == "x86_64"
+    assert Host(a100.driver, a100.gpus, "aarch64").platform == "aarch64"  # an Arm server with a PCIe A100
+
+
+def test_a_grace_gpu_declared_on_an_x86_64_host_is_a_mismatch_naming_both():
+    gh200 = host("580.65.06", ["GH200"])
+    result = resolve(matrix(), constraints(torch="any"), Host(gh200.driver, gh200.gpus, "x86_64"))
     assert not result.ok
-    problem = next(p for p in result.problems if p.code == "host-arch-unsupported")
-    assert "aarch64" in problem.message and "x86_64" in problem.message
+    (problem,) = [p for p in result.problems if p.code == "host-arch-mismatch"]
+    assert problem.message == ("GH200 (sm_90) only comes in aarch64 hosts (its CPU is part of the same superchip or "
+                               "module), but the target's CPU is x86_64")
+    assert "--arch aarch64" in problem.fix
+
+
+@pytest.mark.parametrize("name", ["Jetson AGX Orin", "Jetson Nano"])
+def test_a_jetson_module_on_jetson_linux_is_refused_with_that_reason(name):
+    result = resolve(matrix(), constraints(torch="any"), host("540.4.0", [name]))
+    assert not result.ok and [p.code for p in result.problems][0] == "host-platform-unsupported"
+    assert "Jetson Linux (L4T, JetPack)" in result.problems[0].message
 
 
 def test_the_refusal_does_not_need_a_driver():
-    result = resolve(matrix(), constraints(torch="any"), host(None, ["GB10"]))
-    assert not result.ok and [p.code for p in result.problems] == ["host-arch-unsupported"]
+    result = resolve(matrix(), constraints(torch="any"), host(None, ["Jetson AGX Orin"]))
+    assert not result.ok and [p.code for p in result.problems] == ["host-platform-unsupported"]
 
 
-def test_the_same_gpu_generation_on_an_x86_host_resolves():
-    # GH200's GPU is a Hopper sm_90 like the H100: only the host differs
-    assert resolve(matrix(), constraints(torch="any"), host("580.65.06", ["H100"])).ok
+def test_a_gpu_given_only_by_compute_capability_is_resolved_for_x86_64():
+    gpu = TargetGpu("9.0", None, "hopper", False)  # host unknown: nothing implied
+    result = resolve(matrix(), constraints(torch="any"), Host("580.65.06", (gpu,)))
+    assert result.ok and result.stack.arch == "x86_64"
 
 
-def test_a_gpu_given_only_by_compute_capability_is_not_refused():
-    gpu = TargetGpu("9.0", None, "hopper", False)  # host unknown: nothing to refuse
-    assert resolve(matrix(), constraints(torch="any"), Host("580.65.06", (gpu,))).ok
-
-
-def test_check_says_why_a_resolved_stack_cannot_run_there():
+def test_check_says_why_an_x86_64_stack_cannot_run_on_a_grace_host():
     stack = resolve(matrix(), constraints(torch="==2.9.1"), host("580.65.06", ["H100"])).stack
     verdict = check_stack(matrix(), stack, host("580.65.06", ["GH200"]))
     assert not verdict.compatible
-    assert any("aarch64" in r and "x86_64" in r for r in verdict.reasons)
+    assert "the stack is built for x86_64 and the host's CPU is aarch64: its image and wheels do not run there " \
+           "(lock the project for --arch aarch64)" in verdict.reasons
 
 
 def _cli(*args):
@@ -63,17 +97,31 @@ def _cli(*args):
     return proc.returncode, json.loads(proc.stdout)
 
 
-def test_cudaenv_resolve_exits_1_with_the_problem_code():
-    code, result = _cli("resolve", "--torch", "any", "--driver", "580.65.06", "--gpu", "NVIDIA GH200 480GB")
-    assert code == 1 and result["ok"] is False
-    assert [p["code"] for p in result["problems"]] == ["host-arch-unsupported"]
-
-
 def test_cudaenv_check_exits_1_and_names_the_host():
     code, result = _cli("check", "--torch", "2.4.1", "--cuda", "12.4", "--python", "3.11", "--driver", "580.65.06",
                         "--gpu", "GB200")
     assert code == 1 and result["compatible"] is False
+    assert result["results"][0]["host"]["arch"] == "aarch64"
     assert any("aarch64" in r for r in result["results"][0]["reasons"])
+
+
+@pytest.mark.parametrize("value", ["ppc64le", "arm", "x86"], ids=["ppc64le", "arm", "x86"])
+def test_an_unknown_arch_flag_is_one_line_and_exit_2(value):
+    proc = cudaenv("resolve", "--torch", "any", "--driver", "580.65.06", "--arch", value, "--json",
+                   env=without_target_overrides(), timeout=120)
+    assert proc.returncode == 2
+    error = json.loads(proc.stdout)["error"]["message"]  # the one JSON object, and nothing else on stdout
+    assert error.startswith("--arch: expected a CPU architecture, x86_64 or aarch64") and repr(value) in error
+    assert "Traceback" not in proc.stderr
+
+
+def test_target_arch_in_the_configuration_is_read_and_checked(tmp_path):
+    (tmp_path / "cudaenv.toml").write_text('[frameworks]\ntorch = "any"\n[target]\ndriver = "580.65.06"\n'
+                                           'gpus = ["A100"]\narch = "ppc64le"\n')
+    proc = cudaenv("resolve", tmp_path, "--json", env=without_target_overrides(), timeout=120)
+    assert proc.returncode == 2
+    error = json.loads(proc.stdout)["error"]
+    assert error["field"] == "target.arch" and "ppc64le" in error["message"]
 
 
 def test_host_arch_must_be_a_known_architecture(tmp_path):
@@ -81,6 +129,14 @@ def test_host_arch_must_be_a_known_architecture(tmp_path):
         '[[gpu]]\nname = "Test GPU"\ncompute_capability = "9.0"\narchitecture = "hopper"\ndatacenter = true\n'
         'host_arch = "arm64"\nsource = "overlay test ; read 2026-11-24"\n')
     with pytest.raises(MatrixError, match=r"gpus.toml.*Test GPU.*field 'host_arch': expected 'x86_64' or 'aarch64'"):
+        load_matrix(overlays=[tmp_path], use_cache=False)
+
+
+def test_l4t_only_on_an_aarch64_row(tmp_path):
+    (tmp_path / "gpus.toml").write_text(
+        '[[gpu]]\nname = "Test GPU"\ncompute_capability = "8.7"\narchitecture = "ampere"\ndatacenter = false\n'
+        'l4t = true\nsource = "overlay test ; read 2026-11-28"\n')
+    with pytest.raises(MatrixError, match=r"gpus.toml.*Test GPU.*field 'l4t'"):
         load_matrix(overlays=[tmp_path], use_cache=False)
 
 
@@ -99,4 +155,4 @@ def test_a_detected_grace_gpu_carries_its_host_arch():
     found = identify_gpu(matrix(), DetectedGpu(0, "NVIDIA GH200 480GB", "9.0"))
     assert found.host_arch == "aarch64"
     unknown = identify_gpu(matrix(), DetectedGpu(0, "Some Future GPU", "9.0"))
-    assert unknown.host_arch is None  # not in the matrix: nothing known, nothing refused
+    assert unknown.host_arch is None  # not in the matrix: nothing known, nothing implied

@@ -115,12 +115,13 @@ HOST = [
                                       "the last driver branch that does is R470",
          "install a driver from branch R470 or older for this GPU; R470 runs CUDA 11.4 and older natively"),
     ], id="drops"),
-    pytest.param(None, ["GB10"], [
-        ("host-arch-unsupported", "GB10 (sm_121) only comes in aarch64 hosts (Grace CPU or Jetson module); cudaenv's "
-                                  "images (nvidia/cuda linux/amd64) and the framework wheels in its matrix are x86_64 "
-                                  "only, so it cannot say which stack runs there",
-         "resolve on and for an x86_64 host, or use NVIDIA's own aarch64 images for this GPU"),
-    ], id="arm-host"),
+    pytest.param(None, ["GB10"], [], id="arm-host"),  # an aarch64 host: resolved for aarch64, not refused
+    pytest.param(None, ["Jetson AGX Orin"], [
+        ("host-platform-unsupported", "Jetson Orin (sm_87) is a Jetson module: its CUDA comes with NVIDIA's Jetson "
+                                      "Linux (L4T, JetPack), and the framework wheels and nvidia/cuda images cudaenv "
+                                      "builds with are the server (SBSA) ones, which do not run there",
+         "use NVIDIA's JetPack containers (nvcr.io/nvidia/l4t-*) and the Jetson wheels NVIDIA publishes for this module"),
+    ], id="jetson-l4t"),
     pytest.param("570.124.06", ["A100", "RTX 5090"], [], id="first-supporting-branch"),
     pytest.param("470.82.01", ["K80"], [], id="last-supporting-branch"),
 ]
