@@ -79,6 +79,7 @@ def check_cross_references(m: "Matrix") -> None:
         base = _where(m, "torch", release.version, f"[[release]] version = {release.version!r}")
         if release.pypi_cuda:
             need_cuda(base, "pypi_cuda", release.pypi_cuda)
+        built: set[tuple[str, str]] = set()
         for variant in release.variants:
             where = f"{base} variant {variant.tag}"
             need_cuda(where, "cuda", variant.cuda)
@@ -86,6 +87,15 @@ def check_cross_references(m: "Matrix") -> None:
             need_cc(where, "ptx", variant.ptx)
             if variant.cudnn:
                 need_cudnn(where, "cudnn", variant.cudnn, variant.cuda)
+            for platform in variant.platforms:  # one build per CUDA and CPU: two would contradict each other
+                if (variant.cuda, platform) in built:
+                    raise MatrixError(f"{where}: field 'platforms': a {variant.tag} build for {platform} is already "
+                                      "listed for this release (one row per CUDA and platform)")
+                built.add((variant.cuda, platform))
+        for platform in release.pypi_platforms:
+            if release.pypi_cuda and (release.pypi_cuda, platform) not in built:
+                raise MatrixError(f"{base}: field 'pypi_platforms': PyPI's {platform} wheel is the CUDA "
+                                  f"{release.pypi_cuda} build, but no variant lists that build for {platform}")
 
     for release in m.tensorflow:
         where = _where(m, "tensorflow", release.version, f"[[release]] version = {release.version!r}")
