@@ -207,7 +207,10 @@ def _from_python_version(root: Path, detected: Detected) -> None:
         detected.found.append(f"Python {match.group(1)} (.python-version)")
 
 
-_CONDA_SPEC = re.compile(r"^([A-Za-z0-9_.-]+)\s*(?:(==|>=|<=|>|<|!=|=)\s*([^\s=]+))?")
+# conda match specs: "pytorch=1.7.1=build", "python>=3.6,<3.8", and the space-separated form
+# "pytorch 1.7.1 py3.8_cuda11.0_0" (name, version, build), whose bare version is exact and whose
+# "1.7*" is the series (https://docs.conda.io/projects/conda-build/en/latest/resources/package-spec.html)
+_CONDA_SPEC = re.compile(r"^([A-Za-z0-9_.-]+)(?:\s*(==|>=|<=|>|<|!=|=)\s*([^\s=]+)|\s+([0-9][^\s=]*))?")
 
 
 def _conda_to_pep440(op: str | None, version: str | None) -> str:
@@ -216,6 +219,18 @@ def _conda_to_pep440(op: str | None, version: str | None) -> str:
     if op == "=":  # conda "pkg=2.1" means 2.1.*
         return f"=={version}" if version.count(".") >= 2 else f"=={version}.*"
     return f"{op}{version}"
+
+
+def _conda_bound(op: str, version: str, where: str, name: str) -> str:
+    """A conda Python or CUDA spec as cudaenv's constraint: ``python=3.7`` and ``python==3.7.3``
+    name the minor (``3.7``); any other operator keeps its range (``python<3.8`` is not 3.8)."""
+    if op in ("=", "=="):
+        return ".".join(version.split(".")[:2]).rstrip("*").rstrip(".")
+    text = f"{op}{version}"
+    if parse_specifier(text) is None:
+        example = ">=3.8,<3.11" if name == "python" else ">=11.8,<13"
+        raise ConfigError(f"{where}: {name}{text}: expected a version or a range such as '{name}{example}'")
+    return text
 
 
 CONDA_FILES = ("environment.yml", "environment.yaml")
@@ -296,14 +311,16 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
         if not match:
             continue
         name, op, version = match.group(1).lower(), match.group(2), match.group(3)
+        if match.group(4):  # "pytorch 1.7.1": exact; "pytorch 1.7*": that series
+            op, version = "==", re.sub(r"\.?\*$", ".*", match.group(4))
         spec = _conda_to_pep440(op, version)
         where = f"{path.name}:{item.start_mark.line + 1}"
         if name == "python" and version:
-            detected.python = detected.python or ".".join(version.split(".")[:2]).rstrip("*").rstrip(".")
-            detected.found.append(f"python {version} ({path.name})")
+            detected.python = detected.python or _conda_bound(op, version, where, "python")
+            detected.found.append(f"python {version if op in ('=', '==') else op + version} ({path.name})")
         elif name in CONDA_CUDA and version:  # pytorch-cuda=11.8 is PyTorch's conda spelling
-            detected.cuda = detected.cuda or ".".join(version.split(".")[:2])
-            detected.found.append(f"{name} {version} ({path.name})")
+            detected.cuda = detected.cuda or _conda_bound(op, version, where, name)
+            detected.found.append(f"{name} {version if op in ('=', '==') else op + version} ({path.name})")
         elif name in FRAMEWORK_NAMES or name in CPU_ONLY:
             pip_name = name if name == "jaxlib" else FRAMEWORK_NAMES.get(name, name)  # jaxlib's numbers are not jax's
             try:
