@@ -47,6 +47,9 @@ class Detected:
     carriers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (requirement, where)
     conda_file: str | None = None  # environment.yml, when it has a pip list for the lock to pin
     exact_pins: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (version, where)
+    # the build a PyTorch pin's local label names ("cu110", "cpu"), with its requirement and where: one
+    # environment holds one build of torch, and torchvision/torchaudio must be built for the same CUDA
+    torch_build: tuple[str, str, str] | None = None
 
 
 JAX_CUDA_EXTRA = re.compile(r"cuda([0-9]+)(?:[-_](?:pip|local))?")
@@ -91,6 +94,8 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
         if "+" in item.version:  # torch==2.1.0+cu118: the version, and the CUDA it names
             base, local = item.version.split("+", 1)
             spec = spec.replace(item.version, base)
+            if key in ("torch", "torchvision", "torchaudio"):
+                _one_torch_build(detected, local, f"{requirement.name}{item}", where)
             match = LOCAL_CUDA.match(local)
             if match:
                 detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
@@ -113,6 +118,19 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
     else:
         detected.frameworks[key] = spec or detected.frameworks.get(key, "")
     detected.found.append(f"{requirement} ({origin})")
+
+
+def _one_torch_build(detected: Detected, local: str, written: str, where: str) -> None:
+    """Two PyTorch pins naming different builds (``torch==1.7.1+cu110`` beside ``torch==1.7.1+cu101``
+    or ``torchvision==0.8.2+cu101``): no environment holds both (a version has one local label, and
+    torchvision refuses to load beside a torch built for another CUDA), so the input is a mistake."""
+    first = detected.torch_build
+    if first is None:
+        detected.torch_build = (local.lower(), written, where)
+    elif first[0] != local.lower():
+        raise ConfigError(f"{first[2]} and {where} name different PyTorch builds: {first[1]} (+{first[0]}) and "
+                          f"{written} (+{local.lower()}); one environment holds one build: name the same one "
+                          f"(+{first[0]} or +{local.lower()}) on both lines")
 
 
 def _is_version(text: str) -> bool:
