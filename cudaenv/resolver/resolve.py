@@ -178,6 +178,8 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
         if name in FRAMEWORKS:
             check_not_only_yanked(builds[framework], name, spec)
         if not any(specifier_contains(spec, v) for v in known):
+            if name not in FRAMEWORKS:
+                check_companion_not_only_yanked(builds[framework], name, spec)
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
             near = nearest_versions(wanted, known) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
@@ -209,6 +211,20 @@ def check_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
                          + (f" (and {len({b.version for b in matching}) - 1} more)" if len({b.version for b in matching}) > 1 else "")
                          + f"; pip and uv install a yanked release only for an exact pin (pin {name}=={newest.version} "
                          "to use it anyway, or allow a release that was not yanked)", field=f"frameworks.{name}")
+
+
+def check_companion_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
+    """A companion range (``torchvision>=0.15.0,<0.15.1``) that only yanked releases satisfy says so,
+    with the exact pin to write, as a framework range does: the release is in the matrix, not unknown."""
+    yanked = {y[1]: y[2] for b in builds for y in b.yanked_companions if y[0] == name and specifier_contains(spec, y[1])}
+    if not yanked:
+        return
+    newest = max(yanked, key=Version)
+    more = f" (and {len(yanked) - 1} more)" if len(yanked) > 1 else ""
+    raise UnknownVersion(f"{name} {_spec_text(spec)} matches only releases yanked from PyPI: "
+                         f"{yanked_text(name, newest, yanked[newest])}{more}; pip and uv install a yanked release only "
+                         f"for an exact pin (pin {name}=={newest} to use it anyway, or allow a release that was not "
+                         "yanked)", field=f"frameworks.{name}")
 
 
 def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag: str) -> None:
