@@ -31,6 +31,8 @@ FRAMEWORK_NAMES = {
 }
 MXNET_CUDA = re.compile(r"^mxnet-cu([0-9]+)(?:mkl)?$")
 LOCAL_CUDA = re.compile(r"^cu([0-9]+)$")
+# jaxlib's CUDA builds: +cuda101 .. +cuda112 (jaxlib 0.1.x), then +cuda11.cudnn82 / +cuda12.cudnn89 (a major)
+JAXLIB_CUDA = re.compile(r"^cuda([0-9]+)(\.cudnn[0-9]+)?$")
 
 
 @dataclass
@@ -99,6 +101,10 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
             match = LOCAL_CUDA.match(local)
             if match:
                 detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
+            jaxlib = JAXLIB_CUDA.match(local.lower()) if _canonical(name) == "jaxlib" else None
+            if jaxlib:  # jaxlib==0.1.61+cuda110 names CUDA 11.0; 0.4.20+cuda11.cudnn86 the CUDA 11 series
+                detected.cuda = detected.cuda or (f"{jaxlib.group(1)}.*" if jaxlib.group(2)
+                                                  else _cuda_from_tag(jaxlib.group(1)))
     if key == "jax":  # jax[cuda12], jax[cuda12_pip], jax[cuda13-local]: the project chose the CUDA major
         majors = {m.group(1) for extra in requirement.extras for m in [JAX_CUDA_EXTRA.fullmatch(extra)] if m}
         if len(majors) == 1:
