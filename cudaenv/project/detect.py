@@ -98,7 +98,7 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
             spec = spec.replace(item.version, base)
             if key in ("torch", "torchvision", "torchaudio"):
                 _one_torch_build(detected, local, f"{requirement.name}{item}", where)
-            match = LOCAL_CUDA.match(local)
+            match = LOCAL_CUDA.match(local.lower())  # PEP 440 local labels are case-insensitive
             if match:
                 detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
             jaxlib = JAXLIB_CUDA.match(local.lower()) if _canonical(name) == "jaxlib" else None

@@ -44,3 +44,10 @@ def test_init_says_so_in_one_json_object(tmp_path):
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
     assert "+cu110 or +cu101" in error["message"] and not (tmp_path / "cudaenv.toml").exists()
+
+
+@pytest.mark.parametrize("pin", ["torch==1.7.1+CU101", "torch==1.7.1+Cu101"])
+def test_the_label_is_read_case_insensitively_as_pep_440_does(tmp_path, pin):
+    """PEP 440 normalizes a local label to lower case, so pip installs the cu101 build for +CU101."""
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    assert detect_project(tmp_path).cuda == "10.1"
