@@ -75,12 +75,20 @@ def _spec_text(spec: SpecifierSet | None) -> str:
 # --- step 1: which builds each requested framework offers -------------------------------------
 
 
+# companions a framework release may not declare at all: keras for TensorFlow 1.x-2.5, whose metadata
+# has no keras requirement (standalone keras 2.2.4 ran on tensorflow-gpu 1.13 as its backend); a build
+# that names none leaves the project's keras pin to the lock, not to the matrix
+UNDECLARED_FREE = ("keras",)
+
+
 def _companion_ok(build: Build, constraints: Constraints) -> bool:
     for name, spec in constraints.frameworks:
         if COMPANIONS.get(name) != build.framework:
             continue
         have = build.companion(name)
         if have is None:
+            if name in UNDECLARED_FREE:  # TensorFlow before 2.6 declares no keras: a standalone keras installs beside it
+                continue
             return False
         if have[0].isdigit():
             if not specifier_contains(spec, have) and not _yanked_companion(build, name, spec):
