@@ -26,7 +26,7 @@ from cudaenv.matrix import Matrix
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, framework_builds
-from cudaenv.resolver.images import UV_LOWEST_PYTHON, BaseChoice, cuda_base, uv_installs, wheels_base
+from cudaenv.resolver.images import UV_LOWEST_PYTHON, UV_OLDEST_PYTHON, BaseChoice, cuda_base, uv_installs, wheels_base
 from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, FRAMEWORKS, IMAGE_ARCH, PYPI, PYPI_INDEX, Constraints, Host,
                                     Problem, Resolution, Stack)
 from cudaenv.versions import (contains_at_clause_precision, driver_branch, major_minor, numeric_key, parse_version,
@@ -530,7 +530,8 @@ def _pythons(ctx: _Context, chosen: list[Build]) -> list[str]:
     else:
         common = runtime_pythons(ctx.matrix)
     spec = ctx.constraints.python
-    return sorted((p for p in common if spec is None or specifier_contains(spec, p)), key=_py_key, reverse=True)
+    return sorted((p for p in common if (spec is None or specifier_contains(spec, p))
+                   and _py_key(p) >= _py_key(UV_OLDEST_PYTHON)), key=_py_key, reverse=True)
 
 
 def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: str | None) -> Stack | None:
@@ -914,6 +915,11 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
             text = (f"{', '.join(_framework_desc(n, c) for n in candidates)} runs on Python {_fmt_python(admitted)} "
                     f"only, which an nvidia/cuda image cannot get: {uv}")
         problems.append(Problem("python-uv", text))
+        return problems + _fixes(ctx)
+    if admitted and all(_py_key(p) < _py_key(UV_OLDEST_PYTHON) for p in admitted):  # python:2.7-slim for wheels
+        problems.append(Problem("python-uv", f"Python {_fmt_python(admitted)} cannot be locked or installed: uv, which "
+                                             f"pins the lock and makes the image's environment, works with Python "
+                                             f"{UV_OLDEST_PYTHON} and newer only"))
         return problems + _fixes(ctx)
 
     # a CUDA the frameworks share
