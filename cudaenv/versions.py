@@ -135,7 +135,8 @@ def split_local_build(text: str) -> tuple[str, str | None]:
     """``"==2.0.1+cu118"`` -> (``"==2.0.1"``, ``"11.8"``): a pin copied from PyTorch's install page
     names the build variant in its local version; it pins the version and that CUDA. Other text
     comes back unchanged with None."""
-    match = re.fullmatch(r"\s*(==)?\s*([0-9][0-9A-Za-z.!]*)\+cu([0-9]{2})([0-9])\s*", text or "")
+    # cu92 .. cu132, in any case (PEP 440 local labels are case-insensitive): torch 1.x had cu90 and cu92 builds
+    match = re.fullmatch(r"\s*(==)?\s*([0-9][0-9A-Za-z.!]*)\+cu([0-9]{1,2})([0-9])\s*", text or "", re.IGNORECASE)
     if not match:
         return text, None
     return f"=={match.group(2)}", f"{int(match.group(3))}.{match.group(4)}"

@@ -89,6 +89,14 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, ar
     project = parse_config(directory, tomlkit.parse(text).unwrap(), f"{config_path} (as init would write it)",
                            config_path)
     pending = None
+    if no_lock:  # the lock would refuse a CPU-only tensorflow line (cudaenv.project.intent): say so now, offline
+        from cudaenv.project.inputs import read_project_requirements
+        from cudaenv.project.intent import cpu_package_lines
+
+        cpu_line = cpu_package_lines(read_project_requirements(directory.resolve(), project.requirements).lines,
+                                     result.stack.requirements, result.stack.python)
+        if cpu_line:
+            raise UserError(cpu_line)
     if not no_lock:
         from cudaenv.project.lock import IndexUnreachable, check_environment
 

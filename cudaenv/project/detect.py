@@ -31,6 +31,8 @@ FRAMEWORK_NAMES = {
 }
 MXNET_CUDA = re.compile(r"^mxnet-cu([0-9]+)(?:mkl)?$")
 LOCAL_CUDA = re.compile(r"^cu([0-9]+)$")
+# jaxlib's CUDA builds: +cuda101 .. +cuda112 (jaxlib 0.1.x), then +cuda11.cudnn82 / +cuda12.cudnn89 (a major)
+JAXLIB_CUDA = re.compile(r"^cuda([0-9]+)(\.cudnn[0-9]+)?$")
 
 
 @dataclass
@@ -47,6 +49,9 @@ class Detected:
     carriers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (requirement, where)
     conda_file: str | None = None  # environment.yml, when it has a pip list for the lock to pin
     exact_pins: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # framework -> (version, where)
+    # the build a PyTorch pin's local label names ("cu110", "cpu"), with its requirement and where: one
+    # environment holds one build of torch, and torchvision/torchaudio must be built for the same CUDA
+    torch_build: tuple[str, str, str] | None = None
 
 
 JAX_CUDA_EXTRA = re.compile(r"cuda([0-9]+)(?:[-_](?:pip|local))?")
@@ -91,9 +96,15 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
         if "+" in item.version:  # torch==2.1.0+cu118: the version, and the CUDA it names
             base, local = item.version.split("+", 1)
             spec = spec.replace(item.version, base)
-            match = LOCAL_CUDA.match(local)
+            if key in ("torch", "torchvision", "torchaudio"):
+                _one_torch_build(detected, local, f"{requirement.name}{item}", where)
+            match = LOCAL_CUDA.match(local.lower())  # PEP 440 local labels are case-insensitive
             if match:
                 detected.cuda = detected.cuda or _cuda_from_tag(match.group(1))
+            jaxlib = JAXLIB_CUDA.match(local.lower()) if _canonical(name) == "jaxlib" else None
+            if jaxlib:  # jaxlib==0.1.61+cuda110 names CUDA 11.0; 0.4.20+cuda11.cudnn86 the CUDA 11 series
+                detected.cuda = detected.cuda or (f"{jaxlib.group(1)}.*" if jaxlib.group(2)
+                                                  else _cuda_from_tag(jaxlib.group(1)))
     if key == "jax":  # jax[cuda12], jax[cuda12_pip], jax[cuda13-local]: the project chose the CUDA major
         majors = {m.group(1) for extra in requirement.extras for m in [JAX_CUDA_EXTRA.fullmatch(extra)] if m}
         if len(majors) == 1:
@@ -113,6 +124,19 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
     else:
         detected.frameworks[key] = spec or detected.frameworks.get(key, "")
     detected.found.append(f"{requirement} ({origin})")
+
+
+def _one_torch_build(detected: Detected, local: str, written: str, where: str) -> None:
+    """Two PyTorch pins naming different builds (``torch==1.7.1+cu110`` beside ``torch==1.7.1+cu101``
+    or ``torchvision==0.8.2+cu101``): no environment holds both (a version has one local label, and
+    torchvision refuses to load beside a torch built for another CUDA), so the input is a mistake."""
+    first = detected.torch_build
+    if first is None:
+        detected.torch_build = (local.lower(), written, where)
+    elif first[0] != local.lower():
+        raise ConfigError(f"{first[2]} and {where} name different PyTorch builds: {first[1]} (+{first[0]}) and "
+                          f"{written} (+{local.lower()}); one environment holds one build: name the same one "
+                          f"(+{first[0]} or +{local.lower()}) on both lines")
 
 
 def _is_version(text: str) -> bool:
@@ -207,7 +231,10 @@ def _from_python_version(root: Path, detected: Detected) -> None:
         detected.found.append(f"Python {match.group(1)} (.python-version)")
 
 
-_CONDA_SPEC = re.compile(r"^([A-Za-z0-9_.-]+)\s*(?:(==|>=|<=|>|<|!=|=)\s*([^\s=]+))?")
+# conda match specs: "pytorch=1.7.1=build", "python>=3.6,<3.8", and the space-separated form
+# "pytorch 1.7.1 py3.8_cuda11.0_0" (name, version, build), whose bare version is exact and whose
+# "1.7*" is the series (https://docs.conda.io/projects/conda-build/en/latest/resources/package-spec.html)
+_CONDA_SPEC = re.compile(r"^([A-Za-z0-9_.-]+)(?:\s*(==|>=|<=|>|<|!=|=)\s*([^\s=]+)|\s+([0-9][^\s=]*))?")
 
 
 def _conda_to_pep440(op: str | None, version: str | None) -> str:
@@ -216,6 +243,18 @@ def _conda_to_pep440(op: str | None, version: str | None) -> str:
     if op == "=":  # conda "pkg=2.1" means 2.1.*
         return f"=={version}" if version.count(".") >= 2 else f"=={version}.*"
     return f"{op}{version}"
+
+
+def _conda_bound(op: str, version: str, where: str, name: str) -> str:
+    """A conda Python or CUDA spec as cudaenv's constraint: ``python=3.7`` and ``python==3.7.3``
+    name the minor (``3.7``); any other operator keeps its range (``python<3.8`` is not 3.8)."""
+    if op in ("=", "=="):
+        return ".".join(version.split(".")[:2]).rstrip("*").rstrip(".")
+    text = f"{op}{version}"
+    if parse_specifier(text) is None:
+        example = ">=3.8,<3.11" if name == "python" else ">=11.8,<13"
+        raise ConfigError(f"{where}: {name}{text}: expected a version or a range such as '{name}{example}'")
+    return text
 
 
 CONDA_FILES = ("environment.yml", "environment.yaml")
@@ -296,14 +335,16 @@ def _from_environment_yml(root: Path, detected: Detected) -> None:
         if not match:
             continue
         name, op, version = match.group(1).lower(), match.group(2), match.group(3)
+        if match.group(4):  # "pytorch 1.7.1": exact; "pytorch 1.7*": that series
+            op, version = "==", re.sub(r"\.?\*$", ".*", match.group(4))
         spec = _conda_to_pep440(op, version)
         where = f"{path.name}:{item.start_mark.line + 1}"
         if name == "python" and version:
-            detected.python = detected.python or ".".join(version.split(".")[:2]).rstrip("*").rstrip(".")
-            detected.found.append(f"python {version} ({path.name})")
+            detected.python = detected.python or _conda_bound(op, version, where, "python")
+            detected.found.append(f"python {version if op in ('=', '==') else op + version} ({path.name})")
         elif name in CONDA_CUDA and version:  # pytorch-cuda=11.8 is PyTorch's conda spelling
-            detected.cuda = detected.cuda or ".".join(version.split(".")[:2])
-            detected.found.append(f"{name} {version} ({path.name})")
+            detected.cuda = detected.cuda or _conda_bound(op, version, where, name)
+            detected.found.append(f"{name} {version if op in ('=', '==') else op + version} ({path.name})")
         elif name in FRAMEWORK_NAMES or name in CPU_ONLY:
             pip_name = name if name == "jaxlib" else FRAMEWORK_NAMES.get(name, name)  # jaxlib's numbers are not jax's
             try:

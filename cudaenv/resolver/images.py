@@ -21,6 +21,10 @@ OS_PREFERENCE = ("ubuntu22.04", "ubuntu24.04", "ubuntu20.04", "ubuntu18.04")
 # downloads uv 0.13.9 knows (`uv python list --all-versions --only-downloads`) start at 3.8.2.
 # tests/unit/resolver/test_base_images.py asks the installed uv again.
 UV_LOWEST_PYTHON = "3.8"
+# The oldest Python uv works with at all: `uv pip compile --python-version 2.7` (the lock) answers
+# "Python <3.6 is not supported", and uv makes every image's virtual environment, the wheels flavor's
+# python:X.Y-slim included; older Pythons (2.7, 3.5) that old framework wheels list cannot be a stack
+UV_OLDEST_PYTHON = "3.6"
 
 
 def uv_installs(python: str) -> bool:

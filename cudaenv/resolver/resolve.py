@@ -26,7 +26,7 @@ from cudaenv.matrix import Matrix
 from cudaenv.resolver import driver as drv
 from cudaenv.resolver import gpu as gpu_rules
 from cudaenv.matrix.builds import Build, every_build, framework_builds
-from cudaenv.resolver.images import UV_LOWEST_PYTHON, BaseChoice, cuda_base, uv_installs, wheels_base
+from cudaenv.resolver.images import UV_LOWEST_PYTHON, UV_OLDEST_PYTHON, BaseChoice, cuda_base, uv_installs, wheels_base
 from cudaenv.resolver.model import (ADD_ONS, COMPANIONS, DEFAULT_ARCH, FRAMEWORKS, PYPI, PYPI_INDEX, Constraints, Host,
                                     Problem, Resolution, Stack)
 from cudaenv.versions import (contains_at_clause_precision, driver_branch, major_minor, numeric_key, parse_version,
@@ -75,12 +75,20 @@ def _spec_text(spec: SpecifierSet | None) -> str:
 # --- step 1: which builds each requested framework offers -------------------------------------
 
 
+# companions a framework release may not declare at all: keras for TensorFlow 1.x-2.5, whose metadata
+# has no keras requirement (standalone keras 2.2.4 ran on tensorflow-gpu 1.13 as its backend); a build
+# that names none leaves the project's keras pin to the lock, not to the matrix
+UNDECLARED_FREE = ("keras",)
+
+
 def _companion_ok(build: Build, constraints: Constraints) -> bool:
     for name, spec in constraints.frameworks:
         if COMPANIONS.get(name) != build.framework:
             continue
         have = build.companion(name)
         if have is None:
+            if name in UNDECLARED_FREE:  # TensorFlow before 2.6 declares no keras: a standalone keras installs beside it
+                continue
             return False
         if have[0].isdigit():
             if not specifier_contains(spec, have) and not _yanked_companion(build, name, spec):
@@ -178,6 +186,8 @@ def check_versions_exist(matrix: Matrix, constraints: Constraints) -> None:
         if name in FRAMEWORKS:
             check_not_only_yanked(builds[framework], name, spec)
         if not any(specifier_contains(spec, v) for v in known):
+            if name not in FRAMEWORKS:
+                check_companion_not_only_yanked(builds[framework], name, spec)
             wanted = next((s.version for s in spec if s.operator in ("==", "===")), None)
             near = nearest_versions(wanted, known) if wanted else []
             hint = f"; nearest known: {', '.join(near)}" if near else f"; known: {known[0]} … {known[-1]}"
@@ -209,6 +219,20 @@ def check_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
                          + (f" (and {len({b.version for b in matching}) - 1} more)" if len({b.version for b in matching}) > 1 else "")
                          + f"; pip and uv install a yanked release only for an exact pin (pin {name}=={newest.version} "
                          "to use it anyway, or allow a release that was not yanked)", field=f"frameworks.{name}")
+
+
+def check_companion_not_only_yanked(builds, name: str, spec: SpecifierSet) -> None:
+    """A companion range (``torchvision>=0.15.0,<0.15.1``) that only yanked releases satisfy says so,
+    with the exact pin to write, as a framework range does: the release is in the matrix, not unknown."""
+    yanked = {y[1]: y[2] for b in builds for y in b.yanked_companions if y[0] == name and specifier_contains(spec, y[1])}
+    if not yanked:
+        return
+    newest = max(yanked, key=Version)
+    more = f" (and {len(yanked) - 1} more)" if len(yanked) > 1 else ""
+    raise UnknownVersion(f"{name} {_spec_text(spec)} matches only releases yanked from PyPI: "
+                         f"{yanked_text(name, newest, yanked[newest])}{more}; pip and uv install a yanked release only "
+                         f"for an exact pin (pin {name}=={newest} to use it anyway, or allow a release that was not "
+                         "yanked)", field=f"frameworks.{name}")
 
 
 def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag: str) -> None:
@@ -512,7 +536,8 @@ def _pythons(ctx: _Context, chosen: list[Build]) -> list[str]:
     else:
         common = runtime_pythons(ctx.matrix)
     spec = ctx.constraints.python
-    return sorted((p for p in common if spec is None or specifier_contains(spec, p)), key=_py_key, reverse=True)
+    return sorted((p for p in common if (spec is None or specifier_contains(spec, p))
+                   and _py_key(p) >= _py_key(UV_OLDEST_PYTHON)), key=_py_key, reverse=True)
 
 
 def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: str | None) -> Stack | None:
@@ -920,6 +945,11 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
             text = (f"{', '.join(_framework_desc(n, c) for n in candidates)} runs on Python {_fmt_python(admitted)} "
                     f"only, which an nvidia/cuda image cannot get: {uv}")
         problems.append(Problem("python-uv", text))
+        return problems + _fixes(ctx)
+    if admitted and all(_py_key(p) < _py_key(UV_OLDEST_PYTHON) for p in admitted):  # python:2.7-slim for wheels
+        problems.append(Problem("python-uv", f"Python {_fmt_python(admitted)} cannot be locked or installed: uv, which "
+                                             f"pins the lock and makes the image's environment, works with Python "
+                                             f"{UV_OLDEST_PYTHON} and newer only"))
         return problems + _fixes(ctx)
 
     # a CUDA the frameworks share

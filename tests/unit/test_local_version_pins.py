@@ -14,7 +14,8 @@ from tests.support.cli import cudaenv, without_target_overrides
 
 @pytest.mark.parametrize("text,expected", [("==2.0.1+cu118", ("==2.0.1", "11.8")), ("2.0.1+cu117", ("==2.0.1", "11.7")),
                                            ("2.9.1+cu130", ("==2.9.1", "13.0")), (">=2.4", (">=2.4", None)),
-                                           ("2.0.1+cpu", ("2.0.1+cpu", None))])
+                                           ("2.0.1+cpu", ("2.0.1+cpu", None)), ("==1.7.1+cu92", ("==1.7.1", "9.2")),
+                                           ("1.0.0+CU90", ("==1.0.0", "9.0")), ("==1.7.1+cu101", ("==1.7.1", "10.1"))])
 def test_split_local_build(text, expected):
     assert split_local_build(text) == expected
 
@@ -84,3 +85,11 @@ def test_a_flag_that_replaces_a_pinned_build_takes_no_cuda_from_the_pin_it_repla
     code, result = resolve("--torch", "2.15", cwd=tmp_path)
     assert code == 0, result
     assert result["stack"]["frameworks"]["torch"].startswith("2.15") and result["stack"]["cuda"] != "12.6"
+
+
+@pytest.mark.parametrize(("pin", "cuda"), [("==1.7.1+cu92", "9.2"), ("1.7.1+CU101", "10.1")])
+def test_a_torch_1x_pin_from_pytorchs_previous_versions_page_pins_its_build(pin, cuda):
+    """https://pytorch.org/get-started/previous-versions/#v171 lists torch==1.7.1+cu92: a one-digit
+    CUDA major is a build too (cu90, cu92), and a label in capitals is the same label (PEP 440)."""
+    code, result = resolve("--torch", pin, "--driver", "450.80.02", "--gpu", "V100")
+    assert code == 0 and result["stack"]["cuda"] == cuda and result["stack"]["frameworks"]["torch"] == "1.7.1"

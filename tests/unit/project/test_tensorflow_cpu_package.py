@@ -58,3 +58,20 @@ def test_a_row_with_a_gpu_package_installs_that_package():
 
     (build,) = framework_builds(OneRow())["tensorflow"]
     assert build.requirements == ("tensorflow-gpu==1.14.0",) and build.variant == "cuda10.0"
+
+
+def test_init_without_a_lock_refuses_the_cpu_package_as_the_lock_would(tmp_path):
+    """``init --no-lock`` used to answer a tick, write cudaenv.toml and say "next: cudaenv build",
+    which then refused the same line: the check needs no network, so init makes it too."""
+    import json
+
+    from tests.support.cli import cudaenv, isolated_env
+
+    (tmp_path / "requirements.txt").write_text("numpy\ntensorflow==1.14.0\n")
+    done = cudaenv("init", "--no-lock", "--no-detect", "--driver", "450.80.02", "--gpu", "V100", "--json", tmp_path,
+                   env=isolated_env())
+    assert done.returncode == 2
+    message = json.loads(done.stdout)["error"]["message"]
+    assert message.startswith("requirements.txt:2: 'tensorflow==1.14.0' is TensorFlow's CPU-only package")
+    assert "write 'tensorflow-gpu==1.14.0' on that line" in message
+    assert not (tmp_path / "cudaenv.toml").exists()

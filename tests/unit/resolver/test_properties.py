@@ -22,7 +22,8 @@ DRIVERS = driver_candidates(M) + ["470.82.01", "535.104.05", "550.54.15", "570.1
 def projects(draw):
     kw = {}
     for framework in draw(st.sets(st.sampled_from(["torch", "tensorflow", "jax"]), min_size=0, max_size=2)):
-        releases = getattr(M, framework)
+        # jax 0.3.18: no pin can install it, so its exact pin is bad input (test_yanked_releases says why)
+        releases = [r for r in getattr(M, framework) if not getattr(r, "uninstallable", None)]
         release = draw(st.sampled_from(releases))
         kw[framework] = draw(st.sampled_from([f"=={release.version}", f">={release.version}", "any"]))
         if draw(st.booleans()):

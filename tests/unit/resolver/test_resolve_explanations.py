@@ -132,8 +132,10 @@ CASES = [
         ('fix-relax-pin', 'relax the torchvision pin (0.13.1): torch 2.14.1 fits this host, with the torchvision it pairs with', 'allow the torchvision that torch 2.14.1 pairs with'),
     ], id='companion-pin-relaxed'),
     # every TensorFlow release declares a keras range: more than three are cut short with an ellipsis
-    pytest.param(dict(tensorflow='any', keras='==1.0'), [
-        ('companion-clash', 'tensorflow requires keras >=2.10.0,<2.11; >=2.11.0,<2.12; >=2.12.0,<2.13; … (its published metadata); keras 1.0 admits none of it', None),
+    # (TensorFlow 2.5 and older declare no keras, so keras 1.0 alone would resolve to 2.5.3, as pip backtracks)
+    pytest.param(dict(tensorflow='>=2.6', keras='==1.0'), [
+        ('companion-clash', 'tensorflow >=2.6 requires keras >=2.10.0,<2.11; >=2.11.0,<2.12; >=2.12.0,<2.13; … (its published metadata); keras 1.0 admits none of it', None),
+        ('fix-relax-pin', 'relax the tensorflow pin (>=2.6): tensorflow 2.5.3 fits this host', 'allow tensorflow 2.5.3'),
         ('fix-relax-pin', 'relax the keras pin (1.0): tensorflow 2.21.0 fits this host, with the keras it pairs with', 'allow the keras that tensorflow 2.21.0 pairs with'),
     ], id='companion-clash-many-ranges'),
     # a Kepler sm_30 board (GTX 680) on R470: CUDA 10.2 runs on it, but torch's builds start at sm_37

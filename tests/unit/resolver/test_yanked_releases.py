@@ -154,3 +154,18 @@ def test_a_range_never_takes_a_yanked_companion(matrix):
 
     resolution = resolve(matrix, constraints(torch="==2.0.0", torchvision=">=0.15"), host("535.104.05", ["A100"]))
     assert resolution.ok and resolution.stack.framework("torchvision") == "0.15.1" and not caveats(resolution)
+
+
+@pytest.mark.parametrize(("name", "spec", "version"), [("torchvision", ">=0.15.0,<0.15.1", "0.15.0"),
+                                                       ("torchvision", "==0.15.0.*", "0.15.0"),
+                                                       ("torchaudio", ">2.0.0a0,<2.0.1", "2.0.0")])
+def test_a_companion_range_only_yanked_releases_satisfy_names_the_yank_not_no_release(matrix, name, spec, version):
+    """torchvision 0.15.0 is in the matrix, yanked (its reason recorded): a range only it satisfies is
+    refused as a jax range is, with PyPI's reason and the exact pin, not as a release the matrix lacks."""
+    constraints = Constraints(frameworks=(("torch", SpecifierSet("==2.0.0")), (name, SpecifierSet(spec))))
+    with pytest.raises(UnknownVersion) as caught:
+        resolve(matrix, constraints, Host())
+    message = str(caught.value)
+    assert (f"matches only releases yanked from PyPI: {name} {version} was yanked from PyPI "
+            "('Contains an incorrect torch dependency')") in message
+    assert f"pin {name}=={version} to use it anyway" in message and caught.value.field == f"frameworks.{name}"
