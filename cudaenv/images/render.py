@@ -217,7 +217,9 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
             ["build-essential"] if settings.build_from_source and "build-essential" not in settings.system_packages
             else []),
         "no_build": no_build_options(),
-        "requirements_build": no_build_options(settings.build_from_source),
+        # the frameworks' sdist-only dependencies (gast for tensorflow 1.15) build; nothing else does
+        "framework_build": no_build_options(stack.source_builds),
+        "requirements_build": no_build_options(tuple(dict.fromkeys(settings.build_from_source + stack.source_builds))),
         "build_env": _build_env(stack, settings),
         "compat_package": compat_package,
         "python_packages": list(stack.python_packages),

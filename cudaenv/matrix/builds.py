@@ -55,6 +55,7 @@ class Build:
     # as a warning; one that requires torch==X+cuXYZ cannot come with PyPI's unlabelled wheel
     yanked_companions: tuple[tuple[str, str, str, bool], ...] = ()
     platform: str = "x86_64"  # the CPU architecture of its wheels (one Build per platform it exists for)
+    source_builds: tuple[str, ...] = ()  # dependencies PyPI has only as source for it (model.SOURCE_BUILDS)
 
     @property
     def label(self) -> str:
@@ -83,7 +84,7 @@ def _torch(matrix: "Matrix") -> list[Build]:
                     cudnn=variant.cudnn, cudnn_range=None, requirements=requirements, companions=companions,
                     index_url=variant.index_url, find_links=None, pins=release.pypi_requires if on_pypi else (),
                     brings_own_cuda=True, established=variant.established, on_pypi=on_pypi,
-                    yanked=release.yanked, platform=platform,
+                    yanked=release.yanked, platform=platform, source_builds=release.source_builds,
                     # a yanked companion that requires one build by local version pairs with that build only
                     yanked_companions=tuple((y.package, y.version, y.reason, y.variant is not None)
                                             for y in release.yanked_companions if y.variant in (None, variant.tag)),
@@ -110,6 +111,7 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
             index_url=None, find_links=None, pins=release.and_cuda if with_cuda else (), brings_own_cuda=with_cuda,
             caveat=caveat, ptx_unusable_on=release.ptx_unusable_on, ptx_unusable_source=release.ptx_unusable_source or "",
             yanked=release.yanked, gpu_route=release.gpu_route or "", platform=platform,
+            source_builds=release.source_builds,
         ) for platform in release.platforms)
     return out
 
@@ -170,7 +172,7 @@ def _jax(matrix: "Matrix") -> list[Build]:
                 cudnn_range=variant.cudnn, requirements=requirements,
                 companions=(("jaxlib", release.jaxlib),), index_url=None, find_links=variant.index_url,
                 pins=variant.requires, brings_own_cuda=not local, yanked=release.yanked,
-                uninstallable=release.uninstallable, platform=platform,
+                uninstallable=release.uninstallable, platform=platform, source_builds=release.source_builds,
             ) for platform in variant.platforms)
     return out
 

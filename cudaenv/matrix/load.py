@@ -156,6 +156,21 @@ class RowReader:
             raise self.fail(key, 'at least one CPU architecture like ["x86_64"]', [])
         return value
 
+    def source_builds(self, key: str = "source_builds") -> Any:
+        """Package names with an optional marker (``"termcolor; python_version < '3.7'"``): what the
+        framework layer may build from source (model.SOURCE_BUILDS)."""
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        def plain(value: Any) -> bool:
+            try:
+                requirement = Requirement(value)
+            except (InvalidRequirement, TypeError):
+                return False
+            return not (requirement.specifier or requirement.extras or requirement.url)
+
+        return self.list(key, plain, "package names with an optional marker, like \"gast\" or "
+                                     "\"termcolor; python_version < '3.7'\"", default=())
+
     def str_list(self, key: str, *, default: Any = REQUIRED) -> Any:
         return self.list(key, lambda v: isinstance(v, str) and bool(v.strip()), "a list of strings", default=default)
 
@@ -315,7 +330,7 @@ def torch_release(r: RowReader) -> model.TorchRelease:
         pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", default=None),
         yanked=r.yanked(), yanked_companions=r.rows("yanked_companion", yanked_companion),
-        note=r.str("note", default=""),
+        source_builds=r.source_builds(), note=r.str("note", default=""),
     ))
 
 
@@ -331,6 +346,7 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
         yanked=r.yanked(), gpu_package=_gpu_package(r), gpu_route=r.str("gpu_route", default=None),
         gpu_route_source=r.source("gpu_route_source", default=None), platforms=r.platforms(),
+        source_builds=r.source_builds(),
         note=r.str("note", default=""),
     ))
 
@@ -360,7 +376,8 @@ def jax_release(r: RowReader) -> model.JaxRelease:
         version=r.version("version"), jaxlib=r.version("jaxlib"), python=r.python_list(),
         released=r.str("released", default=None), variants=r.rows("variant", jax_variant),
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
-        yanked=r.yanked(), uninstallable=r.str("uninstallable", default=None), note=r.str("note", default=""),
+        yanked=r.yanked(), uninstallable=r.str("uninstallable", default=None), source_builds=r.source_builds(),
+        note=r.str("note", default=""),
     ))
 
 

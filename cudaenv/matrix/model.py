@@ -146,6 +146,7 @@ class TorchRelease:
     pypi_source: str | None = None
     yanked: str | None = None  # PEP 592: yanked on PyPI, with PyPI's reason ("" when none is given)
     yanked_companions: tuple[YankedCompanion, ...] = ()
+    source_builds: tuple[str, ...] = ()  # see SOURCE_BUILDS below
     note: str = ""
 
 
@@ -176,6 +177,7 @@ class TensorflowRelease:
     # Ampere and newer: NVIDIA's nvidia-tensorflow), said whenever such a GPU is the target
     gpu_route: str | None = None
     gpu_route_source: str | None = None
+    source_builds: tuple[str, ...] = ()  # see SOURCE_BUILDS below
     # the CPU architectures whose wheel of this release is the CUDA build (TensorFlow's aarch64
     # wheels are CPU-only: its [and-cuda] extra is x86_64-only)
     platforms: tuple[str, ...] = ("x86_64",)
@@ -212,7 +214,14 @@ class JaxRelease:
     # why no CUDA extra of this release can be installed (jax 0.3.18 pins a jaxlib never published):
     # the release is never chosen, and a pin of it is answered with this
     uninstallable: str | None = None
+    source_builds: tuple[str, ...] = ()  # see SOURCE_BUILDS below
     note: str = ""
+
+
+# SOURCE_BUILDS: dependencies of a release that PyPI publishes only as source distributions for the
+# Pythons it runs on (tensorflow 1.15 pins gast==0.2.2, a tarball): the framework layer, and the lock,
+# let exactly these build (all pure Python), everything else stays wheels only. Each entry is a
+# package name with an optional PEP 508 marker ("termcolor; python_version < '3.7'").
 
 
 @dataclass(frozen=True)

@@ -92,8 +92,8 @@ def check_cross_references(m: "Matrix") -> None:
                     raise MatrixError(f"{where}: field 'platforms': a {variant.tag} build for {platform} is already "
                                       "listed for this release (one row per CUDA and platform)")
                 built.add((variant.cuda, platform))
-        for platform in release.pypi_platforms:
-            if release.pypi_cuda and (release.pypi_cuda, platform) not in built:
+        for platform in release.pypi_platforms:  # a row that names other platforms than the default names their builds
+            if release.pypi_platforms != ("x86_64",) and release.pypi_cuda and (release.pypi_cuda, platform) not in built:
                 raise MatrixError(f"{base}: field 'pypi_platforms': PyPI's {platform} wheel is the CUDA "
                                   f"{release.pypi_cuda} build, but no variant lists that build for {platform}")
 

@@ -440,7 +440,7 @@ def run_uv_compile(project: Project, stack: Stack, inputs: list[str], tmp: str, 
 
     argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
             "--python-version", stack.python, "--python-platform", manylinux_platform(stack),
-            *no_build_options(project.build.build_from_source), *options]
+            *no_build_options(tuple(dict.fromkeys(project.build.build_from_source + stack.source_builds))), *options]
     exclude_newer = exclude_newer_for(project)
     if exclude_newer:  # the index as it was then: a reproducible lock
         argv += ["--exclude-newer", exclude_newer]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from packaging.specifiers import SpecifierSet
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "mxnet")
+_PACKAGE_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")  # PEP 508 names
 COMPANIONS = {"torchvision": "torch", "torchaudio": "torch", "keras": "tensorflow", "jaxlib": "jax"}
 # Companions that are packages of their own, not dependencies of their framework: installed only when
 # the project names them (each costs image size, and one without a wheel for the stack's Python
@@ -162,6 +164,9 @@ class Stack:
     python_packages: tuple[str, ...] = ()
     init: str = "tini"  # what the image's ENTRYPOINT runs: tini, or dumb-init where the OS has no tini (18.04)
     arch: str = DEFAULT_ARCH  # the CPU architecture of the image and every wheel in it (x86_64, aarch64)
+    # the frameworks' dependencies that PyPI has only as source for this Python (gast for tensorflow
+    # 1.15): the framework layer and the lock let exactly these build
+    source_builds: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def framework(self, name: str) -> str | None:
@@ -192,6 +197,11 @@ class Stack:
         init = data.get("init") or "tini"
         if init not in INITS:  # it names the ENTRYPOINT's program and an apt package
             raise ValueError(f"stack.init must be one of {', '.join(INITS)}, got {init!r}")
+        source_builds = data.get("source_builds") or []
+        if not isinstance(source_builds, list) or not all(isinstance(n, str) and _PACKAGE_NAME.fullmatch(n)
+                                                          for n in source_builds):
+            # they reach uv's --no-binary in the image and the lock: package names only
+            raise ValueError(f"stack.source_builds must be a list of package names, got {source_builds!r}")
         arch = data.get("arch") or DEFAULT_ARCH
         if arch not in ARCHES:  # it picks the wheels' platform and the image's
             raise ValueError(f"stack.arch must be one of {', '.join(ARCHES)}, got {arch!r}")
@@ -207,7 +217,7 @@ class Stack:
             nvidia_requires=tuple(sorted((data.get("nvidia_requires") or {}).items())),
             gpu_targets=tuple((name, tuple(t.get("sass", [])), tuple(t.get("ptx", [])))
                               for name, t in (data.get("gpu_targets") or {}).items()),
-            python_packages=tuple(python_packages), init=init, arch=arch,
+            python_packages=tuple(python_packages), init=init, arch=arch, source_builds=tuple(source_builds),
         )
 
     def as_dict(self) -> dict:
@@ -233,6 +243,7 @@ class Stack:
             **({"python_packages": list(self.python_packages)} if self.python_packages else {}),
             **({"init": self.init} if self.init != "tini" else {}),
             **({"arch": self.arch} if self.arch != DEFAULT_ARCH else {}),
+            **({"source_builds": list(self.source_builds)} if self.source_builds else {}),
         }
 
 

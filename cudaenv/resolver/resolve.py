@@ -592,12 +592,29 @@ def _make_stack(ctx: _Context, xy: str, chosen: list[Build], python: str, mode: 
         brings_own_cuda=bool(chosen) and all(b.brings_own_cuda for b in chosen), nvidia_requires=requires,
         gpu_targets=tuple((b.framework, b.sass, b.ptx) for b in chosen),
         python_packages=base.python_packages, init=base.init, arch=ctx.platform,
+        source_builds=source_builds_for(chosen, python, ctx.platform),
         notes=(("base-image-removed",) if base.removed else ())
         + tuple(f"{UNESTABLISHED}{b.label}" for b in chosen if not b.established)
         + tuple(f"{CAVEAT}{b.caveat}" for b in chosen if b.caveat)
         + tuple(f"{CAVEAT}{text}" for text in yank_caveats)
         + tuple(f"{ROUTE}{b.framework}:{b.gpu_route}" for b in chosen if b.gpu_route),
     )
+
+
+def source_builds_for(chosen: list[Build], python: str, platform: str) -> tuple[str, ...]:
+    """The names among the builds' ``source_builds`` whose marker holds for this Python and platform."""
+    from packaging.requirements import Requirement
+
+    environment = {"python_version": python, "python_full_version": f"{python}.0", "platform_machine": platform,
+                   "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+                   "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+    names = set()
+    for build in chosen:
+        for entry in build.source_builds:
+            requirement = Requirement(entry)  # the loader checked it
+            if requirement.marker is None or requirement.marker.evaluate(environment):
+                names.add(requirement.name)
+    return tuple(sorted(names))
 
 
 def _newest_release(matrix: Matrix, xy: str) -> str:
