@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from cudaenv.resolver.model import OCI_ARCH
 from cudaenv.errors import CudaenvError, UserError
 from cudaenv.export.placement import Requirement, Term, and_terms, architecture_terms, at_least_terms
 
@@ -359,6 +360,7 @@ class Workload:
     project: str
     summary: str
     driver_need: str
+    arch: str  # the CPU the image is built for (the stack's), as the kernel names it
     gpus: int
     gpus_note: str
     uid: int
@@ -431,7 +433,7 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
         image=check_reference(image, "--image"),
         project=comment(project.name),
         summary=comment(f"{frameworks} | CUDA {stack.cuda} | Python {stack.python}"),
-        driver_need=f"a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}",
+        driver_need=f"a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}", arch=stack.arch,
         gpus=count, gpus_note=comment(gpus_note), uid=uid, gid=gid, shm=shm, shm_note=comment(shm_note),
         affinity=node_affinity(matrix, stack) if count > 0 else None,
         namespace=dns_label(namespace, "--namespace") if namespace is not None else None,
@@ -526,8 +528,8 @@ def header(workload: Workload) -> str:
             "Node affinity: generated from cudaenv's resolver rules (the same verdict as `cudaenv check`) over",
             "  GPU Feature Discovery labels: a node qualifies when its driver runs this CUDA (natively, or through",
             "  minor-version compatibility where no PTX JIT is needed) and its GPU's compute capability runs every",
-            "  build, on a node whose CPU the image is built for (kubernetes.io/arch: amd64; cudaenv's images are",
-            "  x86_64 only). Gt/Lt compare one integer, so a driver bound is several ORed terms; each is written",
+            f"  build, on a node whose CPU the image is built for (kubernetes.io/arch: {OCI_ARCH[workload.arch]}; the image is",
+            f"  {workload.arch} only). Gt/Lt compare one integer, so a driver bound is several ORed terms; each is written",
             "  for the current nvidia.com/cuda.driver-version.* labels and again for the older nvidia.com/cuda.driver.*",
             "  ones.",
             "  Labels cannot say: which GPUs of a mixed node (GFD labels its first GPU), whether a GPU is a",

@@ -293,7 +293,7 @@ def torch_variant(r: RowReader) -> model.TorchVariant:
         cudnn=r.numeric("cudnn", default=None, min_parts=2, what='a cuDNN version like "9.1.0.70"'),
         compute_capabilities=r.cc_list("compute_capabilities", default=()), ptx=r.cc_list("ptx", default=()),
         established=r.bool("established", default=True), platforms=r.platforms(),
-        note=r.str("note", default=""),
+        source=r.source(default=None), note=r.str("note", default=""),
     ))
     if not row.established and not row.note:
         # a doubtful build must say why: which source is missing (a wheel index record, a build matrix)
@@ -424,11 +424,11 @@ def _tag_part(r: RowReader, key: str) -> str:
     return value
 
 
-def _tag_parts(r: RowReader, key: str) -> tuple:
+def _tag_parts(r: RowReader, key: str, default: Any = REQUIRED) -> tuple:
     from cudaenv.core.references import is_tag
 
-    values = r.str_list(key)
-    for value in values:
+    values = r.str_list(key, default=default)
+    for value in values or ():
         if not is_tag(value) or len(value) > 64:
             raise r.fail(key, "tag pieces of letters, digits, _ . - (Docker's tag grammar)", value)
     return values
@@ -467,7 +467,8 @@ def base_image(r: RowReader) -> model.BaseImage:
         cuda=r.numeric("cuda", parts=3, what='a CUDA release "X.Y.Z"'), repository=_repository(r, "repository"),
         tag_version=_tag_part(r, "tag_version"), os=_tag_parts(r, "os"), cudnn=r.rows("cudnn", image_cudnn),
         removed=r.bool("removed", default=False), source=r.source(), note=r.str("note", default=""),
-        superseded=r.bool("superseded", default=False), platforms=r.platforms(),
+        superseded=r.bool("superseded", default=False), aarch64_os=_tag_parts(r, "aarch64_os", default=()),
+        aarch64_cudnn_os=_tag_parts(r, "aarch64_cudnn_os", default=None),
     ))
 
 

@@ -106,6 +106,7 @@ class TorchVariant:
     # the CPU architectures this build's wheels are published for (HOST_ARCHES); an aarch64 build
     # whose GPU list differs is a row of its own with the same cuda
     platforms: tuple[str, ...] = ("x86_64",)
+    source: str | None = None  # where this build's facts come from, when not the release's own source
     note: str = ""
 
     @property
@@ -260,7 +261,25 @@ class BaseImage:
     removed: bool = False  # NVIDIA deleted these tags from Docker Hub (EOL cleanup)
     note: str = ""
     superseded: bool = False  # the tags now carry a later release's contents (rebuilt in place): history only
-    platforms: tuple[str, ...] = ("x86_64",)  # the CPU architectures its tags are published for (arm64 = aarch64)
+    # the OSes whose tags also hold an arm64 (SBSA) image: the tags are multi-platform since 2021-07;
+    # empty: x86_64 only. The cuDNN tags' arm64 OSes, where fewer (None: the same as aarch64_os)
+    aarch64_os: tuple[str, ...] = ()
+    aarch64_cudnn_os: tuple[str, ...] | None = None
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return ("x86_64", "aarch64") if self.aarch64_os else ("x86_64",)
+
+    def os_for(self, platform: str) -> tuple[str, ...]:
+        """The OSes its base/runtime/devel tags exist for on ``platform``."""
+        return self.os if platform == "x86_64" else tuple(o for o in self.os if o in self.aarch64_os)
+
+    def cudnn_os_for(self, offered: "ImageCudnn", platform: str) -> tuple[str, ...]:
+        """The OSes a cuDNN tag exists for on ``platform``."""
+        if platform == "x86_64":
+            return offered.os
+        arm = self.aarch64_os if self.aarch64_cudnn_os is None else self.aarch64_cudnn_os
+        return tuple(o for o in offered.os if o in arm)
 
     def tag(self, flavor: str, os_name: str, cudnn_tag: str | None = None) -> str:
         """``flavor`` is base/runtime/devel; with ``cudnn_tag`` the cuDNN-flavoured spelling."""
@@ -307,7 +326,7 @@ def row_as_dict(row) -> dict:
             value = str(value)
         elif isinstance(value, tuple):
             value = [row_as_dict(v) if is_dataclass(v) else v for v in value]
-        if value in (None, "", [], {}) and f.name not in ("source",):
+        if value is None or (value in ("", [], {}) and f.name != "source"):  # an empty source is still shown
             continue
         if f.name in ("platforms", "pypi_platforms") and value == ["x86_64"]:
             continue  # what an absent key means: the row need not say it

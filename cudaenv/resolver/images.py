@@ -117,7 +117,7 @@ def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, 
                                      key=lambda i: (not i.removed, numeric_key(i.cuda)), reverse=True)
     for image in images:
         if cudnn is None:
-            for os_choice in _os_order(image.os, os_name):
+            for os_choice in _os_order(image.os_for(platform), os_name):
                 packages, init = _python_from(matrix, os_choice, python), os_init(matrix, os_choice)
                 if packages is not None and init is not None:
                     return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice)}", image.cuda, None,
@@ -126,7 +126,7 @@ def _cuda_base(matrix: Matrix, flavor: str, cuda_xy: str, *, cudnn: str | None, 
         for offered in sorted(image.cudnn, key=lambda c: numeric_key(c.version), reverse=True):
             if not _cudnn_fits(offered, cudnn, exact_cudnn):
                 continue
-            for os_choice in _os_order(offered.os, os_name):
+            for os_choice in _os_order(image.cudnn_os_for(offered, platform), os_name):
                 packages, init = _python_from(matrix, os_choice, python), os_init(matrix, os_choice)
                 if packages is not None and init is not None:
                     return BaseChoice(f"{image.repository}:{image.tag(flavor, os_choice, offered.tag)}", image.cuda,

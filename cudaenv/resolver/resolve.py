@@ -263,11 +263,12 @@ def check_variant_exists(builds: dict, constraints: Constraints, name: str, tag:
     matching = [b for b in builds[framework] if pinned(b)]
     if not matching or any(b.variant == tag for b in matching):
         return
-    per_release: dict[str, list[str]] = {}
+    per_release: dict[str, dict[str, bool]] = {}  # release -> build tag -> established on some platform
     for build in matching:
-        per_release.setdefault(build.companion(name) if name != framework else build.version, []).append(
-            build.variant + ("" if build.established else " (existence not established)"))
-    shown = "; ".join(f"{name} {version} is built for {', '.join(sorted(tags))}"
+        tags = per_release.setdefault(build.companion(name) if name != framework else build.version, {})
+        tags[build.variant] = tags.get(build.variant, False) or build.established
+    shown = "; ".join(f"{name} {version} is built for "
+                      f"{', '.join(t + ('' if ok else ' (existence not established)') for t, ok in sorted(tags.items()))}"
                       for version, tags in sorted(per_release.items(), key=lambda kv: Version(kv[0]), reverse=True)[:3])
     raise UnknownVersion(f"{name} {_spec_text(spec)}+{tag}: no such build was published; {shown} "
                          f"(see `cudaenv matrix list {framework}`)", field=f"frameworks.{name}")
@@ -819,7 +820,10 @@ def stack_warnings(ctx: _Context, stack: Stack) -> list[Problem]:
     routes = dict(n[len(ROUTE):].split(":", 1) for n in stack.notes if n.startswith(ROUTE))
     for g in dict.fromkeys(ctx.host.gpus):  # eight of one board: one caveat
         for framework, sass, ptx in stack.gpu_targets:
-            if gpu_rules.only_through_ptx(sass, ptx, g.compute_capability):
+            if not sass and not ptx:  # nothing recorded to judge it by: say so, never a silent yes
+                out.append(Problem("gpu-unchecked", f"the {framework} {stack.framework(framework)} build's GPU list "
+                                                    f"is not recorded in the matrix: {g.label} was not checked"))
+            elif gpu_rules.only_through_ptx(sass, ptx, g.compute_capability):
                 out.append(Problem("ptx-jit-only", ptx_jit_caveat(framework, stack.framework(framework), sass, ptx, g)))
                 if framework in routes:
                     out.append(Problem("gpu-route", routes.pop(framework)))
