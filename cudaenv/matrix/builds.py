@@ -56,6 +56,9 @@ class Build:
     yanked_companions: tuple[tuple[str, str, str, bool], ...] = ()
     platform: str = "x86_64"  # the CPU architecture of its wheels (one Build per platform it exists for)
     source_builds: tuple[str, ...] = ()  # dependencies PyPI has only as source for it (model.SOURCE_BUILDS)
+    # the PyPI packages that install this build, the first as ``requirements`` names it: ("tensorflow",
+    # "tensorflow-gpu") where both are the GPU build; empty: the framework's own name only
+    packages: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -112,6 +115,7 @@ def _tensorflow(matrix: "Matrix") -> list[Build]:
             caveat=caveat, ptx_unusable_on=release.ptx_unusable_on, ptx_unusable_source=release.ptx_unusable_source or "",
             yanked=release.yanked, gpu_route=release.gpu_route or "", platform=platform,
             source_builds=release.source_builds,
+            packages=(release.gpu_package or "tensorflow",) + ((release.gpu_alias,) if release.gpu_alias else ()),
         ) for platform in release.platforms)
     return out
 

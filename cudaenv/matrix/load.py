@@ -346,7 +346,7 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
         source=r.source(), pypi_source=r.source("pypi_source", default=None),
         yanked=r.yanked(), gpu_package=_gpu_package(r), gpu_route=r.str("gpu_route", default=None),
         gpu_route_source=r.source("gpu_route_source", default=None), platforms=r.platforms(),
-        source_builds=r.source_builds(),
+        source_builds=r.source_builds(), gpu_alias=_gpu_package(r, "gpu_alias"),
         note=r.str("note", default=""),
     ))
 
@@ -354,10 +354,12 @@ def tensorflow_release(r: RowReader) -> model.TensorflowRelease:
 GPU_PACKAGES = ("tensorflow-gpu",)  # the only separate GPU distribution TensorFlow published on PyPI
 
 
-def _gpu_package(r: RowReader) -> str | None:
-    value = r.str("gpu_package", default=None)
+def _gpu_package(r: RowReader, key: str = "gpu_package") -> str | None:
+    value = r.str(key, default=None)
     if value is not None and value not in GPU_PACKAGES:
-        raise r.fail("gpu_package", " or ".join(repr(p) for p in GPU_PACKAGES), value)
+        raise r.fail(key, " or ".join(repr(p) for p in GPU_PACKAGES), value)
+    if key == "gpu_alias" and value is not None and r.table.get("gpu_package") is not None:
+        raise r.fail(key, "no gpu_alias beside gpu_package (the GPU build has one package then)", value)
     return value
 
 

@@ -178,6 +178,9 @@ class TensorflowRelease:
     # Ampere and newer: NVIDIA's nvidia-tensorflow), said whenever such a GPU is the target
     gpu_route: str | None = None
     gpu_route_source: str | None = None
+    # another PyPI package that is the same GPU build (tensorflow-gpu 1.15.0 and 2.1-2.11, beside the
+    # tensorflow that is the GPU build itself): a project that names it gets it
+    gpu_alias: str | None = None
     source_builds: tuple[str, ...] = ()  # see SOURCE_BUILDS below
     # the CPU architectures whose wheel of this release is the CUDA build (TensorFlow's aarch64
     # wheels are CPU-only: its [and-cuda] extra is x86_64-only)

@@ -492,4 +492,11 @@ def project_constraints(matrix, project: Project, constraints=None):
     constraints = constraints or project.constraints
     if constraints.framework_index is None:
         constraints = replace(constraints, framework_index=served_by(matrix, project))
+    if not constraints.packages and project.requirements:
+        from cudaenv.project.inputs import read_project_requirements
+        from cudaenv.project.intent import framework_packages
+
+        packages = framework_packages(read_project_requirements(project.root.resolve(), project.requirements).lines)
+        if packages:  # tensorflow-gpu==2.10.0 in requirements.txt: the stack installs tensorflow-gpu
+            constraints = replace(constraints, packages=packages)
     return constraints

@@ -31,7 +31,10 @@ def constraints_from_detected(detected: Detected) -> InitPlan:
         texts[name] = text
     python = parse_specifier(detected.python) if detected.python else None
     cuda = parse_specifier(detected.cuda) if detected.cuda else None
-    return InitPlan(Constraints(python=python, frameworks=tuple(frameworks), cuda=cuda), texts)
+    from cudaenv.project.intent import FRAMEWORK_PACKAGES
+
+    packages = tuple(sorted((FRAMEWORK_PACKAGES[n], n) for n in detected.named if n in FRAMEWORK_PACKAGES))
+    return InitPlan(Constraints(python=python, frameworks=tuple(frameworks), cuda=cuda, packages=packages), texts)
 
 
 def _range_for(version: str) -> str:

@@ -76,6 +76,25 @@ def clashing_distributions(pinned: list[str] | tuple[str, ...]) -> str | None:
     return None
 
 
+# packages that install a framework's GPU build under another name: the project that names one gets it
+FRAMEWORK_PACKAGES = {"tensorflow-gpu": "tensorflow"}
+
+
+def framework_packages(lines) -> tuple[tuple[str, str], ...]:
+    """(framework, package) for each framework the project's lines install under another package
+    name (``tensorflow-gpu==2.10.0``): the stack installs that package, the same GPU build, rather
+    than adding ``tensorflow`` beside it (``Constraints.packages``)."""
+    found = {}
+    for line in lines:
+        requirement = line.requirement
+        if requirement is None or line.constraint:
+            continue
+        name = canonical(requirement.name)
+        if name in FRAMEWORK_PACKAGES and line.applies():
+            found.setdefault(FRAMEWORK_PACKAGES[name], name)
+    return tuple(sorted(found.items()))
+
+
 def cpu_package_lines(lines, stack_requirements, python: str | None) -> str | None:
     """Why the project cannot be locked as written: it requires plain ``tensorflow`` for a release
     whose PyPI ``tensorflow`` wheel is the CPU build (before 1.15, 1.15.2-1.15.5, 2.0), while the stack installs

@@ -53,6 +53,9 @@ class Constraints:
     # (download.pytorch.org/whl/cuXYZ); PYPI, the builds PyPI serves (one CUDA per torch release); or
     # one own-index URL, that index's builds only. Builds that come from no index are unaffected.
     framework_index: str | None = None
+    # the package a project installs a framework as, where it is not the framework's name
+    # (("tensorflow", "tensorflow-gpu")): only builds published under that package, installed by it
+    packages: tuple[tuple[str, str], ...] = ()
 
     def spec(self, name: str) -> SpecifierSet | None:
         return next((s for n, s in self.frameworks if n == name), None)
@@ -69,6 +72,7 @@ class Constraints:
             os=override.os or self.os,
             variants=tuple((n, v) for n, v in self.variants if n not in names) + override.variants,
             framework_index=override.framework_index or self.framework_index,
+            packages=override.packages or self.packages,
         )
 
     @property

@@ -327,12 +327,30 @@ def candidate_builds(matrix: Matrix, constraints: Constraints, platform: str = D
         spec = constraints.spec(name)
         tags = pinned_variants(constraints, name)
         served = (served_build(b, constraints.framework_index) for b in builds[name])
-        admitted = (_admit_yanked(b, spec) for b in served if b is not None)
+        packaged = (as_package(b, constraints) for b in served if b is not None)
+        admitted = (_admit_yanked(b, spec) for b in packaged if b is not None)
         out[name] = [b for b in admitted
                      if b is not None and (spec is None or specifier_contains(spec, b.version))
                      and all(b.variant == tag for tag in tags)
                      and _companion_ok(b, constraints) and (constraints.flavor != "wheels" or b.brings_own_cuda)]
     return out
+
+
+def package_for(constraints: Constraints, framework: str) -> str | None:
+    """The package the project installs ``framework`` as, where it names another (tensorflow-gpu)."""
+    return next((p for n, p in constraints.packages if n == framework), None)
+
+
+def as_package(build: Build, constraints: Constraints) -> Build | None:
+    """``build`` installed as the package the project names (``tensorflow-gpu==2.10.0`` for the
+    tensorflow 2.10.0 build, the same files), or None when that package does not carry it (no
+    tensorflow-gpu after 2.11.0). A project that names the framework itself changes nothing."""
+    package = package_for(constraints, build.framework)
+    if package is None or build.requirements[:1] == (f"{package}=={build.version}",):
+        return build if package is None or package in build.packages else None
+    if package not in build.packages:
+        return None
+    return replace(build, requirements=(f"{package}=={build.version}",) + build.requirements[1:])
 
 
 def pinned_variants(constraints: Constraints, framework: str) -> set[str]:
@@ -879,6 +897,26 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
         problem = _platform_problem(ctx, name)
         if problem is not None:
             problems.append(problem)
+    if problems:
+        return problems + _fixes(ctx)
+
+    # the package the project names carries none of the releases it allows (tensorflow-gpu stops at 2.11.0)
+    for name in candidates:
+        package = package_for(c, name)
+        if candidates[name] or package is None:
+            continue
+        spec = c.spec(name)
+        carried = sorted({b.version for b in ctx_builds(ctx, name) if package in b.packages and b.yanked is None},
+                         key=Version)
+        allowed = [b for b in ctx_builds(ctx, name) if spec is None or specifier_contains(spec, b.version)]
+        if allowed and not any(package in b.packages for b in allowed):
+            span = f"{carried[0]} .. {carried[-1]}" if carried else "none"
+            problems.append(Problem("package-lacks-release",
+                                    f"{package} {_spec_text(spec) if spec else ''}".rstrip() + f": no {name} release "
+                                    f"the project allows is published as {package} (its GPU builds there: {name} "
+                                    f"{span}); later releases are the {name} package itself",
+                                    fix=f"pin {package}<={carried[-1]}, or write {name} instead of {package}"
+                                    if carried else f"write {name} instead of {package}"))
     if problems:
         return problems + _fixes(ctx)
 
