@@ -406,8 +406,12 @@ def os_release(r: RowReader) -> model.OsRelease:
     init = r.str("init", default=None)
     if init is not None and init not in INITS:
         raise r.fail("init", " or ".join(repr(i) for i in INITS), init)
+    pythons = r.python_list(default=())
+    versions = r.list("python_versions", lambda v: is_numeric(v, 3), 'Python releases like ["3.6.9"]', default=())
+    if sorted(v.rsplit(".", 1)[0] for v in versions) != sorted(pythons) and versions:
+        raise r.fail("python_versions", "one X.Y.Z for each entry of python", list(versions))
     return r.finish(model.OsRelease(
-        name=_tag_part(r, "name"), init=init, python=r.python_list(default=()), packages=packages,
+        name=_tag_part(r, "name"), init=init, python=pythons, packages=packages, python_versions=versions,
         source=r.source(), note=r.str("note", default=""),
     ))
 

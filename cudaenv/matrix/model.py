@@ -306,7 +306,13 @@ class OsRelease:
     init: str | None = None
     python: tuple[str, ...] = ()  # X.Y installable as the package pythonX.Y (only those uv cannot download)
     packages: tuple[str, ...] = ()  # installed beside pythonX.Y so uv can use it (python3-distutils)
+    # the X.Y.Z the archive's pythonX.Y is (3.6.9): what the lock tells uv, since a bare "3.6" is 3.6.0
+    # to uv and torch 1.6-1.10 require Python >= 3.6.1 / 3.6.2
+    python_versions: tuple[str, ...] = ()
     note: str = ""
+
+    def python_version(self, python: str) -> str | None:
+        return next((v for v in self.python_versions if v.rsplit(".", 1)[0] == python), None)
 
 
 _REQUIRES_FIELDS = {"pypi_requires", "and_cuda", "requires"}

@@ -26,7 +26,7 @@ from cudaenv import __version__
 from cudaenv.errors import CudaenvError, IndexUnreachable, LockError, UserError  # noqa: F401 - lock's API
 from cudaenv.project.config import Project, exclude_newer_for, exclude_newer_from_env  # noqa: F401 - lock's API
 from cudaenv.project.locate import check_index_url
-from cudaenv.project.wheels import manylinux_platform  # noqa: F401 - where lock callers have found it
+from cudaenv.project.wheels import manylinux_platform, uv_python_version  # noqa: F401 - manylinux_platform: where lock callers have found it
 from cudaenv.resolver.model import Stack
 
 if sys.version_info >= (3, 11):
@@ -439,7 +439,7 @@ def run_uv_compile(project: Project, stack: Stack, inputs: list[str], tmp: str, 
     from cudaenv.project.wheels import no_build_options
 
     argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-progress",
-            "--python-version", stack.python, "--python-platform", manylinux_platform(stack),
+            "--python-version", uv_python_version(stack), "--python-platform", manylinux_platform(stack),
             *no_build_options(tuple(dict.fromkeys(project.build.build_from_source + stack.source_builds))), *options]
     exclude_newer = exclude_newer_for(project)
     if exclude_newer:  # the index as it was then: a reproducible lock

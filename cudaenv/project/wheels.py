@@ -484,6 +484,25 @@ def manylinux_platform(stack: Stack) -> str:
     return f"{stack.arch}-manylinux_2_17" if old else f"{stack.arch}-manylinux_2_28"
 
 
+# The last release of each CPython minor that has reached its end of life (python.org's release
+# pages: 3.6.15 of 2021-09-04, 3.7.17 of 2023-06-06, 3.8.20 of 2024-09-06; PEP 494, 537, 569): what a
+# python:X.Y-slim image, or uv, installs for that minor, and so what uv must resolve for.
+FINAL_RELEASES = {"3.6": "3.6.15", "3.7": "3.7.17", "3.8": "3.8.20"}
+
+
+def uv_python_version(stack: Stack) -> str:
+    """``--python-version`` for uv: the X.Y.Z of a Python the image takes from its OS archive (3.6.9
+    on ubuntu18.04: a bare "3.6" is 3.6.0 to uv, which torch 1.6-1.10's Requires-Python >= 3.6.1
+    refuses), else the stack's X.Y (uv installs that minor's newest release)."""
+    if not stack.python_packages:
+        return FINAL_RELEASES.get(stack.python, stack.python)
+    from cudaenv.matrix import load_matrix
+
+    os_name = stack.base_image.rsplit("-", 1)[-1]
+    release = next((r for r in load_matrix().os_releases if r.name == os_name), None)
+    return (release.python_version(stack.python) if release else None) or stack.python
+
+
 def _platform(stack: Stack) -> str:
     return manylinux_platform(stack)
 
