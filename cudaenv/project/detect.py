@@ -91,6 +91,15 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
     if key is None:
         detected.other_requirements.append(str(requirement))
         return
+    labels = {item.version.split("+", 1)[1].lower() for item in requirement.specifier if "+" in item.version}
+    if key in ("torch", "torchvision", "torchaudio") and any(label.startswith("rocm") for label in labels):
+        raise ConfigError(f"{where}: {str(requirement)[:80]!r} is PyTorch's ROCm build (AMD GPUs); cudaenv builds "
+                          "NVIDIA CUDA stacks: pin a CUDA build (+cuXYZ) or the version alone")
+    if key in ("torch", "torchvision", "torchaudio") and "cpu" in labels:  # torch==1.7.1+cpu: asked for on the CPU
+        detected.cpu_only.add("torch")
+        detected.other_requirements.append(str(requirement))
+        detected.found.append(f"{requirement} ({origin}: on the CPU, its +cpu build)")
+        return
     spec = str(requirement.specifier)
     for item in requirement.specifier:
         if "+" in item.version:  # torch==2.1.0+cu118: the version, and the CUDA it names
