@@ -57,8 +57,13 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, ar
     from cudaenv.project.config import project_constraints
     from cudaenv.resolver.resolve import UnknownVersion
 
-    # the framework index the environment names decides which builds exist, for init as for lock
-    unconfigured = parse_config(directory, {}, str(directory / CONFIG_FILE), None)
+    requirement_files = detected.requirement_files or (
+        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else []) or (
+        [detected.conda_file] if detected.conda_file else [])  # environment.yml's pip list
+    # the framework index the environment (or the files' --index-url) names decides which builds
+    # exist, and the package the files install a framework as which one, for init as for lock
+    unconfigured = parse_config(directory, {"project": {"requirements": requirement_files}},
+                                str(directory / CONFIG_FILE), None)
     try:
         result = resolve(matrix, project_constraints(matrix, unconfigured, plan.constraints), target.host)
     except UnknownVersion as exc:  # a pin from the project's files: name the file (and line) it came from
@@ -75,9 +80,6 @@ def init(directory: Path, force, no_lock, driver, gpus, compute_capabilities, ar
             click.echo("nothing written: fix the pins above, or pass the target host with --driver/--gpu")
         click.get_current_context().exit(1)
 
-    requirement_files = detected.requirement_files or (
-        ["pyproject.toml"] if detected.other_requirements and (directory / "pyproject.toml").is_file() else []) or (
-        [detected.conda_file] if detected.conda_file else [])  # environment.yml's pip list
     text = render_config(directory.resolve().name, detected, plan, result.stack, target.host, requirement_files,
                          known_gpu=lambda name: matrix.find_gpu(name) is not None)
     config_path = directory / CONFIG_FILE

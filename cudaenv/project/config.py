@@ -490,13 +490,25 @@ def project_constraints(matrix, project: Project, constraints=None):
     from cudaenv.project.served import served_by
 
     constraints = constraints or project.constraints
-    if constraints.framework_index is None:
-        constraints = replace(constraints, framework_index=served_by(matrix, project))
-    if not constraints.packages and project.requirements:
+    read = None
+    if project.requirements and (constraints.framework_index is None or not constraints.packages):
         from cudaenv.project.inputs import read_project_requirements
+
+        read = read_project_requirements(project.root.resolve(), project.requirements)
+    if constraints.framework_index is None:
+        served = served_by(matrix, project)
+        if served is None and read is not None and read.index_url:
+            # pip reads only the file's --index-url: a framework build's own index (PyTorch's
+            # whl/cu101) then decides which build is installed, as it does for pip
+            from cudaenv.project.served import recognized
+            from cudaenv.resolver.resolve import own_indexes
+
+            served = recognized(read.index_url, own_indexes(matrix))
+        constraints = replace(constraints, framework_index=served)
+    if not constraints.packages and read is not None:
         from cudaenv.project.intent import framework_packages
 
-        packages = framework_packages(read_project_requirements(project.root.resolve(), project.requirements).lines)
+        packages = framework_packages(read.lines)
         if packages:  # tensorflow-gpu==2.10.0 in requirements.txt: the stack installs tensorflow-gpu
             constraints = replace(constraints, packages=packages)
     return constraints
