@@ -659,8 +659,8 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
     from cudaenv.project.inputs import read_project_requirements
     from cudaenv.project.intent import cpu_package_lines
 
-    cpu_line = cpu_package_lines(read_project_requirements(project.root.resolve(), project.requirements).lines,
-                                 result.stack.requirements, result.stack.python)
+    project_lines = read_project_requirements(project.root.resolve(), project.requirements).lines
+    cpu_line = cpu_package_lines(project_lines, result.stack.requirements, result.stack.python)
     if cpu_line:  # the CPU tensorflow beside the stack's tensorflow-gpu: the same files, the wrong build
         raise UserError(cpu_line)
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
@@ -668,6 +668,7 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
                             wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
     if pinned is None:
         return result, None
+    result = with_hash_warnings(result, project_lines)
     from cudaenv.project.intent import clashing_distributions
 
     clash = clashing_distributions(pinned)
@@ -683,7 +684,7 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
             if adopted.stack.requirements != stack.requirements or adopted.stack.python != stack.python:
                 pinned = compile_requirements(project, adopted.stack, ca_bundle=ca_bundle)
             if not pin_clashes(adopted.stack, pinned):
-                return _adopted(adopted, stack, pinned), make_lock(
+                return with_hash_warnings(_adopted(adopted, stack, pinned), project_lines), make_lock(
                     project, adopted.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
         served_by = strip_credentials(framework_index(project, stack.index_urls[0] if stack.index_urls else None)
                                       or python_index(project))
@@ -714,6 +715,24 @@ def _adopted(adopted, chosen: Stack, pinned):
     return replace(adopted, problems=(note,) + adopted.problems)
 
 
+
+
+def with_hash_warnings(result, lines):
+    """``result`` with a warning per requirement line that carries ``--hash``: pip refuses a download
+    whose hash is not listed; cudaenv's lock and image do not check these hashes yet (uv verifies
+    each file against the index's own hash only), and a user who pinned hashes must be told so."""
+    from dataclasses import replace
+
+    from cudaenv.resolver.model import Problem
+
+    hashed = [line for line in lines if line.hashes]
+    if not hashed:
+        return result
+    where = ", ".join(line.where for line in hashed[:3]) + (f" and {len(hashed) - 3} more" if len(hashed) > 3 else "")
+    warning = Problem("hashes-unchecked", f"{where}: --hash is not checked by cudaenv yet: the image installs the "
+                                          "locked versions from the index, verified against the index's hashes only "
+                                          "(pip would refuse a file whose hash the line does not list)")
+    return replace(result, problems=result.problems + (warning,))
 
 
 def wheel_problems(project: Project, lock: Lock) -> list[str]:

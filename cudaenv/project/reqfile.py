@@ -13,7 +13,8 @@ the image and the image key, or refused here with ``file:line`` (exit 2):
 
 - honoured: ``-r``, ``-c``, ``-e .`` and local paths (the project's own code, installed from
   ``/workspace``), ``--find-links`` (a URL, or a folder/wheel inside the project, which is then an
-  input of the lock), ``--extra-index-url``, ``--index-url``, ``--hash``; and the options that only
+  input of the lock), ``--extra-index-url``, ``--index-url``, ``--hash`` (read and kept on the line; the
+  lock warns that it does not check them yet: see ``lock.with_hash_warnings``); and the options that only
   steer which versions the lock picks (``--pre``, ``--prefer-binary``, ``--only-binary``,
   ``--require-hashes``), whose result the image installs as pinned;
 - refused: what the image could not repeat or what cudaenv decides otherwise — ``--no-binary``
@@ -69,6 +70,7 @@ class Line:
     local: str | None = None  # "." or "pkg[dev]": the project's own code, relative to the project root
     editable: bool = False
     marker: Marker | None = None  # a local path's marker (a named requirement carries its own)
+    hashes: tuple[str, ...] = ()  # its --hash values (pip checks the downloaded file against them)
 
     def applies(self, python: str | None = None) -> bool:
         """Whether the marker holds on the image's platform (Linux x86_64, CPython) for ``python``
@@ -245,7 +247,7 @@ class _Walk:
             if len(editables) > 1 or (editables and text):
                 raise RequirementFileError(f"{where}: one requirement per line")
             self.requirement(editables[0] if editables else text, where, path, constraint=constraint,
-                             editable=bool(editables))
+                             editable=bool(editables), hashes=tuple(values.get("hashes", ())))
             return
         if arguments:
             raise RequirementFileError(f"{where}: unexpected {' '.join(arguments)[:80]!r} after an option")
@@ -293,7 +295,8 @@ class _Walk:
         self.find_links.append(relative)
         self.local_inputs.append(relative)
 
-    def requirement(self, text: str, where: str, path: Path, *, constraint: bool, editable: bool) -> None:
+    def requirement(self, text: str, where: str, path: Path, *, constraint: bool, editable: bool,
+                    hashes: tuple[str, ...] = ()) -> None:
         local = self.local_path(text, path, where, editable=editable)
         if local is not None:
             written, extras, marker = local
@@ -330,7 +333,7 @@ class _Walk:
         except InvalidRequirement as exc:
             raise RequirementFileError(f"{where}: {text[:80]!r} is not a requirement pip can read "
                                        f"({str(exc).splitlines()[0][:120]})") from exc
-        self.lines.append(Line(where=where, text=text, requirement=requirement, constraint=constraint))
+        self.lines.append(Line(where=where, text=text, requirement=requirement, constraint=constraint, hashes=hashes))
 
     def local_path(self, text: str, path: Path, where: str, *, editable: bool):
         """(path as written, "[extras]", marker) when pip reads ``text`` as a path, else None:
