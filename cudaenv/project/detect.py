@@ -19,7 +19,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from cudaenv.project.config import ConfigError
+from cudaenv.project.locate import ConfigError
 from cudaenv.project.intent import CPU_ONLY, SAME_FILES, canonical as _canonical, carried_framework
 from cudaenv.versions import parse_specifier
 

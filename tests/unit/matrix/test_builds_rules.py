@@ -129,7 +129,14 @@ def test_a_tensorflow_release_with_an_installable_extra_is_the_and_cuda_build():
         sass=("8.0",), ptx=("9.0",), cudnn="8.9", cudnn_range=None, requirements=("tensorflow[and-cuda]==2.15.1",),
         companions=(("keras", ">=2.15.0,<2.16"),), index_url=None, find_links=None,
         pins=(("nvidia-cudnn-cu12", "==8.9.4.25"),), brings_own_cuda=True, caveat="", ptx_unusable_on=("12.0",),
-        ptx_unusable_source=SRC, yanked="")
+        ptx_unusable_source=SRC, yanked="", packages=("tensorflow",))
+
+
+def test_a_tensorflow_gpu_alias_is_one_more_package_of_the_build():
+    (build,) = builds(tensorflow=(tf_release(and_cuda=(), keras=None, gpu_alias="tensorflow-gpu"),))["tensorflow"]
+    assert build.packages == ("tensorflow", "tensorflow-gpu") and build.requirements == ("tensorflow==2.15.1",)
+    (gpu,) = builds(tensorflow=(tf_release(and_cuda=(), keras=None, gpu_package="tensorflow-gpu"),))["tensorflow"]
+    assert gpu.packages == ("tensorflow-gpu",) and gpu.requirements == ("tensorflow-gpu==2.15.1",)
 
 
 def test_a_tensorflow_release_without_the_extra_is_plain_tensorflow_on_the_cuda_image():
