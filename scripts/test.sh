@@ -23,6 +23,9 @@ STANDIN_IMAGE=${CUDAENV_STANDIN_IMAGE:-cudaenv-standin/bookworm-python:1}
 # images can install (dumb-init, python3.7: matrix/images.toml [[os]]), so the stand-in must be bionic
 BIONIC_STANDIN_IMAGE=${CUDAENV_STANDIN_BIONIC:-cudaenv-standin/bionic:1}
 UBUNTU_MIRROR=${CUDAENV_UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
+# Grace/Arm targets: an arm64 Debian + python3 stand-in for python:X.Y-slim, built and run through
+# qemu-user-static (binfmt_misc); the uv binary of the aarch64 uv wheel stands in for the uv image
+ARM64_STANDIN_IMAGE=${CUDAENV_STANDIN_ARM64:-cudaenv-standin/bookworm-python-arm64:1}
 mkdir -p "$LOGS"
 
 say() { printf '==> %s\n' "$*"; }
@@ -90,6 +93,8 @@ ensure_tools() {
     command -v shellcheck >/dev/null || missing+=(shellcheck)  # every generated sbatch script is linted
     command -v slurmctld >/dev/null || missing+=(slurm-wlm)  # a one-node cluster runs exported jobs
     command -v munged >/dev/null || missing+=(munge)
+    command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)  # arm64 images (Grace targets)
+    command -v update-binfmts >/dev/null || missing+=(binfmt-support)
     if [ ${#missing[@]} -gt 0 ]; then
         apt_install "${missing[@]}"
     fi
@@ -145,6 +150,69 @@ ensure_bionic_standin() {
         --components=main,universe --include=ca-certificates bionic ROOTFS "$UBUNTU_MIRROR"
 }
 
+# aarch64 binaries run here through qemu-user-static registered with binfmt_misc (the F flag makes
+# the kernel open the interpreter once, so it works inside containers too).
+ensure_binfmt() {
+    if [ "$(uname -m)" = aarch64 ]; then
+        return
+    fi
+    if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+        is_root || die "binfmt_misc is not mounted and only root can mount it (arm64 image tests need it)"
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || die "cannot mount binfmt_misc"
+    fi
+    if ! head -1 /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null | grep -qx enabled; then
+        is_root || die "qemu-aarch64 is not registered with binfmt_misc and only root can register it"
+        update-binfmts --enable qemu-aarch64 >"$LOGS/binfmt.log" 2>&1 \
+            || { cat "$LOGS/binfmt.log" >&2; die "update-binfmts --enable qemu-aarch64 failed"; }
+    fi
+    say "aarch64 emulation: $(head -1 /proc/sys/fs/binfmt_misc/qemu-aarch64), flags $(sed -n 's/^flags: //p' /proc/sys/fs/binfmt_misc/qemu-aarch64)"
+}
+
+# The arm64 stand-in: a debootstrapped arm64 bookworm (its second stage runs under qemu), given the
+# linux/arm64 platform by a BuildKit build FROM scratch (`docker import` records the daemon's own).
+ensure_arm64_standin() {
+    if docker image inspect "$ARM64_STANDIN_IMAGE" >/dev/null 2>&1; then
+        say "reusing stand-in base image $ARM64_STANDIN_IMAGE"
+        return
+    fi
+    local rootfs context builder started
+    started=$(date +%s)
+    rootfs=$(mktemp -d /tmp/cudaenv-standin-arm64.XXXXXX)
+    say "debootstrapping the arm64 stand-in $ARM64_STANDIN_IMAGE (once; cached by tag)"
+    debootstrap --variant=minbase --arch=arm64 --include=python3,ca-certificates bookworm "$rootfs" "$DEBIAN_MIRROR" \
+        >"$LOGS/debootstrap-arm64.log" 2>&1 \
+        || { tail -20 "$LOGS/debootstrap-arm64.log" >&2; rm -rf "$rootfs"; die "arm64 debootstrap failed (log: $LOGS/debootstrap-arm64.log)"; }
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+    context=$(mktemp -d /tmp/cudaenv-standin-arm64-ctx.XXXXXX)
+    tar -C "$rootfs" -cf "$context/rootfs.tar" .
+    rm -rf "$rootfs"
+    printf 'FROM scratch\nADD rootfs.tar /\nENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8\nCMD ["/bin/bash"]\n' \
+        >"$context/Dockerfile"
+    # the docker CLI that reaches BuildKit, found as cudaenv finds it (buildx, or a CLI with it built in)
+    builder=$("$VENV/bin/python" -c 'from cudaenv.engine.builders import find_cli_builder as f; b = f(); print(b.cli, b.mode) if b else None')
+    case "$builder" in
+        *" buildx") DOCKER_BUILDKIT=1 ${builder% buildx} buildx build --load --platform linux/arm64 -t "$ARM64_STANDIN_IMAGE" "$context" >"$LOGS/standin-arm64.log" 2>&1 ;;
+        *" buildkit") DOCKER_BUILDKIT=1 ${builder% buildkit} build --platform linux/arm64 -t "$ARM64_STANDIN_IMAGE" "$context" >"$LOGS/standin-arm64.log" 2>&1 ;;
+        *) false ;;
+    esac || { tail -20 "$LOGS/standin-arm64.log" >&2 2>/dev/null; rm -rf "$context"; die "could not build the arm64 stand-in (no BuildKit builder?)"; }
+    rm -rf "$context"
+    say "arm64 stand-in ready in $(( $(date +%s) - started )) s"
+}
+
+# uv's own aarch64 wheel (the version cudaenv's images use), whose binary stands in for the uv image
+ensure_arm64_uv() {
+    local version directory
+    version=$("$VENV/bin/python" -c 'from cudaenv.images.render import uv_version; print(uv_version())')
+    directory="$ROOT/.test-tools/uv-aarch64/$version"
+    if [ -z "$(find "$directory" -name 'uv-*.whl' 2>/dev/null | head -1)" ]; then
+        say "downloading uv $version's aarch64 wheel (once; into .test-tools/)"
+        "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: \
+            --platform manylinux_2_17_aarch64 -d "$directory" "uv==$version" >"$LOGS/uv-aarch64.log" 2>&1 \
+            || { tail -20 "$LOGS/uv-aarch64.log" >&2; die "could not download uv's aarch64 wheel"; }
+    fi
+    CUDAENV_TEST_UV_AARCH64=$(find "$directory" -name 'uv-*.whl' | head -1)
+}
+
 # The Dev Containers reference CLI (npm; needs Node >= 20), for the devcontainer export tests.
 DEVCONTAINER_CLI_VERSION=0.89.0
 ensure_devcontainer_cli() {
@@ -172,8 +240,12 @@ main() {
     ensure_docker
     ensure_standin_image
     ensure_bionic_standin
+    ensure_binfmt
+    ensure_arm64_standin
+    ensure_arm64_uv
     ensure_devcontainer_cli
-    export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE" CUDAENV_STANDIN_BIONIC="$BIONIC_STANDIN_IMAGE"
+    export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE" CUDAENV_STANDIN_BIONIC="$BIONIC_STANDIN_IMAGE" \
+        CUDAENV_STANDIN_ARM64="$ARM64_STANDIN_IMAGE" CUDAENV_TEST_UV_AARCH64
     say "set-up took $(( SECONDS - started )) s; running pytest"
     "$VENV/bin/python" -m pytest "$@"
 }

@@ -24,6 +24,7 @@ from tests.support.registry import LocalRegistry
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STANDIN_IMAGE = os.environ.get("CUDAENV_STANDIN_IMAGE", "cudaenv-standin/bookworm-python:1")
 STANDIN_BIONIC = os.environ.get("CUDAENV_STANDIN_BIONIC", "cudaenv-standin/bionic:1")
+STANDIN_ARM64 = os.environ.get("CUDAENV_STANDIN_ARM64", "cudaenv-standin/bookworm-python-arm64:1")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -138,6 +139,32 @@ def standin_image(engine) -> str:
 def bionic_standin(engine) -> str:
     """The debootstrapped Ubuntu 18.04 (no Python, no init) that stands in for nvidia/cuda's 18.04 tags."""
     return _standin(engine, STANDIN_BIONIC)
+
+
+@pytest.fixture(scope="session")
+def arm64_standins(engine, tmp_path_factory):
+    """A registry of its own serving the arm64 stand-ins under upstream names (python:3.11-slim, the
+    uv image), for builds of aarch64 stacks here: scripts/test.sh makes the stand-in, fetches uv's
+    aarch64 wheel and registers qemu-aarch64 with binfmt_misc; anything missing fails under CI."""
+    from cudaenv.run.doctor import emulation_check
+    from tests.support.standins import Arm64Standins
+
+    _standin(engine, STANDIN_ARM64)
+    wheel = os.environ.get("CUDAENV_TEST_UV_AARCH64", "")
+    problems = [] if wheel and Path(wheel).is_file() else ["uv's aarch64 wheel (CUDAENV_TEST_UV_AARCH64)"]
+    if "F flag)" not in emulation_check().detail and "native" not in emulation_check().detail:
+        problems.append(f"aarch64 emulation ({emulation_check().detail})")
+    if problems:
+        message = f"missing for arm64 builds: {'; '.join(problems)}; scripts/test.sh sets them up"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    with LocalRegistry.start(tmp_path_factory.mktemp("arm64-registry")) as reg:
+        served = Arm64Standins(engine, reg, STANDIN_ARM64, Path(wheel), tmp_path_factory.mktemp("arm64-uv"))
+        served.provide("python:3.11-slim")
+        served.provide_uv()
+        yield served
+        served.cleanup()
 
 
 @pytest.fixture(scope="session")

@@ -145,6 +145,39 @@ def _buildkit_check() -> Check:
     return Check("BuildKit", True, f"{how} ({builder.cli})")
 
 
+BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")  # where the kernel lists its registered interpreters
+EMULATION_SETUP = ("sudo apt-get install qemu-user-static binfmt-support && "
+                   "sudo update-binfmts --enable qemu-aarch64")
+
+
+def emulation_check(machine: str | None = None, binfmt: Path = BINFMT_DIR) -> Check:
+    """Whether this machine can build (and run) aarch64 images for a Grace/Arm target: natively on
+    an aarch64 machine, else through qemu-user-static registered with binfmt_misc. Not a failure
+    when missing: only a project for an Arm target needs it, and this says how to set it up."""
+    from cudaenv.hosts.target import machine_arch
+
+    machine = machine if machine is not None else machine_arch()
+    name = "aarch64 images"
+    if machine == "aarch64":
+        return Check(name, True, "native: this machine builds and runs them without emulation")
+    try:
+        entry = (binfmt / "qemu-aarch64").read_text()
+    except OSError:
+        return Check(name, True, f"no emulation registered: aarch64 images (Grace/Arm targets) cannot be built here; "
+                                 f"to build them: {EMULATION_SETUP} (binfmt_misc mounted at {binfmt})")
+    lines = entry.splitlines()
+    enabled = bool(lines) and lines[0].strip() == "enabled"
+    flags = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("flags:")), "")
+    if not enabled:
+        return Check(name, True, f"qemu-aarch64 is registered but disabled: `sudo update-binfmts --enable qemu-aarch64` "
+                                 "to build aarch64 images here")
+    if "F" not in flags:
+        return Check(name, True, "qemu-aarch64 is registered without the F flag: builds inside containers cannot find "
+                                 "the interpreter; Debian's qemu-user-static registers it with F")
+    return Check(name, True, "qemu-aarch64 registered with binfmt_misc (F flag): aarch64 images build and run here, "
+                             "emulated (slower than native)")
+
+
 def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
     try:
         info = detect()
@@ -159,6 +192,7 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
         runtime = Check(runtime.name, True, "not configured; not needed here (a build-only host runs no GPU containers)")
     checks.append(runtime)
     checks.append(_buildkit_check())
+    checks.append(emulation_check())
     overlays = [f for f in matrix.files if not f.startswith(str(Path(matrix.files[0]).parent))] if matrix.files else []
     checks.append(Check("compatibility matrix", True, f"revision {matrix.revision}"
                         + (f", overlays: {', '.join(overlays)}" if overlays else "")))

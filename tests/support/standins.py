@@ -72,3 +72,37 @@ class StandinRegistry:
                         self.engine.client.images.remove(tag, noprune=False)
                     except Exception:  # shared with a running test's container: the daemon keeps it
                         pass
+
+
+class Arm64Standins(StandinRegistry):
+    """The arm64 stand-ins (a debootstrapped arm64 bookworm + python3, uv's aarch64 binary) under
+    upstream names in a registry of their own: an aarch64 stack's build asks for linux/arm64, and
+    BuildKit takes a single-platform arm64 image for it."""
+
+    def __init__(self, engine, registry, standin_image: str, uv_wheel: Path, scratch: Path) -> None:
+        super().__init__(engine, registry, standin_image)
+        self.uv_wheel, self.scratch = uv_wheel, scratch
+
+    def provide_uv(self) -> str:
+        import os
+        import zipfile
+
+        from cudaenv.engine.builders import find_cli_builder
+
+        target = with_registry(f"{UV_IMAGE}:{uv_version()}", self.host)
+        if target in self._pushed:
+            return target
+        with zipfile.ZipFile(self.uv_wheel) as wheel:
+            for name in ("uv", "uvx"):
+                member = next(n for n in wheel.namelist() if n.endswith(f".data/scripts/{name}"))
+                (self.scratch / name).write_bytes(wheel.read(member))
+                (self.scratch / name).chmod(0o755)
+        (self.scratch / "Dockerfile").write_text("FROM scratch\nCOPY uv uvx /\n")
+        builder = find_cli_builder()
+        if builder is None:
+            raise RuntimeError("no docker CLI with BuildKit: the arm64 uv image needs --platform")
+        argv = [builder.cli, *(["buildx", "build", "--load"] if builder.mode == "buildx" else ["build"]),
+                "--platform", "linux/arm64", "-t", target, str(self.scratch)]
+        subprocess.run(argv, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "1"})
+        self._push(target)
+        return target
