@@ -105,7 +105,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_pyproject_reading.py",
          "tests/unit/project/test_detect.py", "tests/unit/project/test_intent.py",
          "tests/unit/project/test_jax_cuda_extra.py", "tests/unit/project/test_lock_staleness_reasons.py",
-         "tests/unit/project/test_lock_helpers.py", "tests/unit/test_image_key.py"),
+         "tests/unit/project/test_lock_helpers.py", "tests/unit/test_image_key.py",
+         "tests/unit/project/test_tensorflow_cpu_package.py"),
     ),
     "wheels": (
         ("cudaenv/project/wheels.py", "cudaenv/project/served.py", "cudaenv/project/graph.py",

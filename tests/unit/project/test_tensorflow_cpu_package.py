@@ -27,7 +27,8 @@ def lines(tmp_path: Path, text: str):
     ("numpy\ntensorflow==1.14.0\n", "tensorflow-gpu==1.14.0"),
     ("tensorflow>=1.3.0\n", "tensorflow-gpu>=1.3.0"),
     ("Tensorflow[extra]~=1.14\n", "tensorflow-gpu[extra]~=1.14"),
-], ids=["exact", "range", "extras-and-case"])
+    ("tensorflow[b,a]==1.14.0\n", "tensorflow-gpu[a,b]==1.14.0"),  # every extra kept, comma-separated
+], ids=["exact", "range", "extras-and-case", "two-extras"])
 def test_plain_tensorflow_beside_the_gpu_package_is_named_with_the_line_to_write(tmp_path, text, written):
     message = cpu_package_lines(lines(tmp_path, text), ("tensorflow-gpu==1.14.0",), "3.7")
     line = text.count("\n", 0, text.index("ensorflow")) + 1
@@ -41,7 +42,9 @@ def test_plain_tensorflow_beside_the_gpu_package_is_named_with_the_line_to_write
     ("tensorflow==2.4.0\n", ("tensorflow==2.4.0",)),  # tensorflow itself is the CUDA build
     ("tensorflow==1.14.0 ; python_version < '3.0'\n", ("tensorflow-gpu==1.14.0",)),  # not for this Python
     ("-c constraints.txt\n", ("tensorflow-gpu==1.14.0",)),  # a constraint installs nothing
-], ids=["gpu-package", "cuda-build", "marker", "constraint"])
+    # the marker holds on older Pythons but not on the stack's 3.7: judged for the stack's Python
+    ("tensorflow==1.14.0 ; python_version < '3.7'\n", ("tensorflow-gpu==1.14.0",)),
+], ids=["gpu-package", "cuda-build", "marker", "constraint", "marker-older-python"])
 def test_no_answer_where_nothing_installs_the_cpu_package(tmp_path, text, stack):
     (tmp_path / "constraints.txt").write_text("tensorflow==1.14.0\n")
     assert cpu_package_lines(lines(tmp_path, text), stack, "3.7") is None
