@@ -240,3 +240,14 @@ def test_an_ubuntu_whose_archive_has_no_init_is_passed_over_for_one_that_has():
 def test_an_ubuntu_the_matrix_has_no_archive_row_for_is_never_built_on():
     matrix = _matrix(_image("10.0.130", ("ubuntu14.04",)), os_releases=())
     assert cuda_base(matrix, "runtime", "10.0", cudnn=None, os_name=None) is None
+
+
+def test_a_cudnn_tag_base_runs_the_init_of_its_os_archive():
+    """A system-cuDNN base on 18.04 runs dumb-init, the init bionic's archive has, as a base without
+    cuDNN does: the init follows the tag's OS, not a default."""
+    archives = (OsRelease(name="ubuntu18.04", init="dumb-init", source="test"),)
+    cudnn7 = ImageCudnn(tag="cudnn7", version="7.6.5.32", os=("ubuntu18.04",))
+    matrix = _matrix(_image("10.0.130", ("ubuntu18.04",), cudnn=(cudnn7,)), os_releases=archives)
+    chosen = cuda_base(matrix, "runtime", "10.0", cudnn="7.4", os_name=None)
+    assert chosen.reference == "nvidia/cuda:10.0.130-cudnn7-runtime-ubuntu18.04"
+    assert (chosen.cudnn, chosen.init) == ("7.6.5.32", "dumb-init")
