@@ -6,6 +6,8 @@ and jax 0.4.32 (no reason given), read from PyPI's simple API on 2026-11-28."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from packaging.specifiers import SpecifierSet
 
@@ -14,7 +16,7 @@ from cudaenv.matrix.builds import framework_builds
 from cudaenv.matrix.load import RowReader, jax_release
 from cudaenv.matrix.model import row_as_dict
 from cudaenv.resolver.model import Constraints, Host
-from cudaenv.resolver.resolve import UnknownVersion, pins_exactly, resolve
+from cudaenv.resolver.resolve import UnknownVersion, _admit_yanked, pins_exactly, resolve
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +171,12 @@ def test_a_companion_range_only_yanked_releases_satisfy_names_the_yank_not_no_re
     assert (f"matches only releases yanked from PyPI: {name} {version} was yanked from PyPI "
             "('Contains an incorrect torch dependency')") in message
     assert f"pin {name}=={version} to use it anyway" in message and caught.value.field == f"frameworks.{name}"
+
+
+def test_a_yanked_build_that_already_has_a_caveat_keeps_it_and_adds_the_yank(matrix):
+    """A build with its own caveat (TensorFlow run as plain tensorflow when its [and-cuda] extra cannot be
+    installed) that is also yanked warns about both, its own caveat first."""
+    build = next(b for b in framework_builds(matrix)["jax"] if b.version == "0.4.15")
+    admitted = _admit_yanked(replace(build, caveat="its own caveat"), SpecifierSet("==0.4.15"))
+    assert admitted.caveat == ("its own caveat; jax 0.4.15 was yanked from PyPI ('accidentally required "
+                               "JAX_RELEASE=1'); the exact pin installs it anyway (PEP 592)")
