@@ -16,7 +16,7 @@ from cudaenv.matrix.builds import framework_builds
 from cudaenv.matrix.load import RowReader, jax_release
 from cudaenv.matrix.model import row_as_dict
 from cudaenv.resolver.model import Constraints, Host
-from cudaenv.resolver.resolve import UnknownVersion, _admit_yanked, pins_exactly, resolve
+from cudaenv.resolver.resolve import UnknownVersion, _admit_yanked, check_not_only_yanked, pins_exactly, resolve
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +183,16 @@ def test_a_yanked_build_that_already_has_a_caveat_keeps_it_and_adds_the_yank(mat
     admitted = _admit_yanked(replace(build, caveat="its own caveat"), SpecifierSet("==0.4.15"))
     assert admitted.caveat == ("its own caveat; jax 0.4.15 was yanked from PyPI ('accidentally required "
                                "JAX_RELEASE=1'); the exact pin installs it anyway (PEP 592)")
+
+
+def test_a_range_only_several_yanked_releases_satisfy_names_the_newest_with_its_reason_and_counts_the_rest(matrix):
+    """Two releases (each with several builds) both yanked: the newest is named with PyPI's reason, the
+    other counted once."""
+    builds = [replace(b, yanked="bad wheels") for b in framework_builds(matrix)["jax"] if b.version in ("0.4.30", "0.4.31")]
+    assert len(builds) > 2
+    with pytest.raises(UnknownVersion) as caught:
+        check_not_only_yanked(builds, "jax", SpecifierSet(">=0.4.30,<0.4.32"))
+    assert str(caught.value) == ("jax <0.4.32,>=0.4.30 matches only releases yanked from PyPI: jax 0.4.31 was yanked "
+                                 "from PyPI ('bad wheels') (and 1 more); pip and uv install a yanked release only for "
+                                 "an exact pin (pin jax==0.4.31 to use it anyway, or allow a release that was not "
+                                 "yanked)")
