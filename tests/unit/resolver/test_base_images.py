@@ -251,3 +251,18 @@ def test_a_cudnn_tag_base_runs_the_init_of_its_os_archive():
     chosen = cuda_base(matrix, "runtime", "10.0", cudnn="7.4", os_name=None)
     assert chosen.reference == "nvidia/cuda:10.0.130-cudnn7-runtime-ubuntu18.04"
     assert (chosen.cudnn, chosen.init) == ("7.6.5.32", "dumb-init")
+
+
+def test_only_an_image_published_for_the_targets_platform_is_a_base():
+    """A Grace (aarch64) target takes only tags published for arm64: an x86_64-only release is no base
+    for it, and the x86_64 default still takes it."""
+    x86_only = BaseImage(cuda="12.4.1", repository="nvidia/cuda", tag_version="12.4.1", os=("ubuntu22.04",),
+                         source=SRC)
+    matrix = _matrix(x86_only)
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None, platform="aarch64") is None
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None).reference == \
+        "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
+    both = BaseImage(cuda="12.4.1", repository="nvidia/cuda", tag_version="12.4.1", os=("ubuntu22.04",), source=SRC,
+                     platforms=("x86_64", "aarch64"))
+    assert cuda_base(_matrix(both), "runtime", "12.4", cudnn=None, os_name=None,
+                     platform="aarch64").reference == "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
