@@ -12,7 +12,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from cudaenv.matrix import Matrix
-from cudaenv.matrix.builds import Build, _cuda_floor_of_pins, _jax_rank, framework_builds
+from cudaenv.matrix.builds import Build, _cuda_floor_of_pins, _jax_rank, every_build, framework_builds
 from cudaenv.matrix.model import (CudaRelease, JaxRelease, JaxVariant, MxnetRelease, MxnetVariant, TensorflowRelease,
                                   TorchRelease, TorchVariant, YankedCompanion)
 
@@ -389,3 +389,24 @@ def test_the_builds_are_computed_once_per_matrix():
     assert framework_builds(matrix) is first
     assert matrix.memo["resolver.builds.x86_64"] is first
     assert framework_builds(matrix, "aarch64") is framework_builds(matrix, "aarch64") is not first
+    # every platform's builds come from one list, computed once and kept where the matrix cache looks
+    assert every_build(matrix) is every_build(matrix) is matrix.memo["resolver.builds"]
+
+
+def test_each_build_carries_its_platform_and_its_releases_source_builds():
+    """A variant published for two CPU architectures is one build per architecture, and each build
+    carries the dependencies its release lets build from source."""
+    both, source = ("x86_64", "aarch64"), ("grpcio ; python_version < '3.8'",)
+    variant = TorchVariant(cuda="12.4", index_url="https://download.pytorch.org/whl/cu124", compute_capabilities=("8.0",),
+                           cudnn="9.1.0.70", platforms=both)
+    got = builds(torch=(torch_release(variants=(variant,), source_builds=source),),
+                 tensorflow=(tf_release(platforms=both, source_builds=source),),
+                 jax=(jax_release(jax_variant("cuda12", platforms=both), source_builds=source),))
+    every = every_build(Matrix(cuda_releases=cuda_releases("12.4.1"), torch=(torch_release(variants=(variant,),
+                                                                                          source_builds=source),),
+                               tensorflow=(tf_release(platforms=both, source_builds=source),),
+                               jax=(jax_release(jax_variant("cuda12", platforms=both), source_builds=source),)))
+    for framework in ("torch", "tensorflow", "jax"):
+        assert sorted((b.platform, b.source_builds) for b in every[framework]) == [("aarch64", source),
+                                                                                    ("x86_64", source)]
+        assert {b.platform for b in got[framework]} == {"x86_64"}
