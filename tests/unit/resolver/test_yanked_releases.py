@@ -16,7 +16,8 @@ from cudaenv.matrix.builds import framework_builds
 from cudaenv.matrix.load import RowReader, jax_release
 from cudaenv.matrix.model import row_as_dict
 from cudaenv.resolver.model import Constraints, Host
-from cudaenv.resolver.resolve import UnknownVersion, _admit_yanked, check_not_only_yanked, pins_exactly, resolve
+from cudaenv.resolver.resolve import (UnknownVersion, _admit_yanked, check_companion_not_only_yanked,
+                                      check_not_only_yanked, pins_exactly, resolve)
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +198,22 @@ def test_a_range_only_several_yanked_releases_satisfy_names_the_newest_with_its_
                                  "from PyPI ('bad wheels') (and 1 more); pip and uv install a yanked release only for "
                                  "an exact pin (pin jax==0.4.31 to use it anyway, or allow a release that was not "
                                  "yanked)")
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    # 0.10.0 is newer than 0.9.0 by version, not by text; the other yank is counted once
+    (">=0.9,<0.11", "torchvision <0.11,>=0.9 matches only releases yanked from PyPI: torchvision 0.10.0 was yanked "
+                    "from PyPI ('newer reason') (and 1 more); pip and uv install a yanked release only for an exact "
+                    "pin (pin torchvision==0.10.0 to use it anyway, or allow a release that was not yanked)"),
+    ("<0.10", "torchvision <0.10 matches only releases yanked from PyPI: torchvision 0.9.0 was yanked from PyPI "
+              "('older reason'); pip and uv install a yanked release only for an exact pin (pin torchvision==0.9.0 "
+              "to use it anyway, or allow a release that was not yanked)"),
+], ids=["two-yanks", "one-yank"])
+def test_a_companion_range_names_its_newest_yank_by_version_and_counts_the_rest(matrix, spec, expected):
+    yanks = (("torchvision", "0.9.0", "older reason", False), ("torchvision", "0.10.0", "newer reason", True),
+             ("torchaudio", "0.10.0", "not this package", False))
+    builds = [replace(b, yanked_companions=yanks) for b in framework_builds(matrix)["torch"] if b.version == "2.0.0"]
+    with pytest.raises(UnknownVersion) as caught:
+        check_companion_not_only_yanked(builds, "torchvision", SpecifierSet(spec))
+    assert str(caught.value) == expected and caught.value.field == "frameworks.torchvision"
+    check_companion_not_only_yanked(builds, "torchvision", SpecifierSet(">0.10"))  # no yank in range: nothing to say
