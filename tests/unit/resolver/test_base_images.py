@@ -263,6 +263,6 @@ def test_only_an_image_published_for_the_targets_platform_is_a_base():
     assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None).reference == \
         "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
     both = BaseImage(cuda="12.4.1", repository="nvidia/cuda", tag_version="12.4.1", os=("ubuntu22.04",), source=SRC,
-                     platforms=("x86_64", "aarch64"))
+                     aarch64_os=("ubuntu22.04",))
     assert cuda_base(_matrix(both), "runtime", "12.4", cudnn=None, os_name=None,
                      platform="aarch64").reference == "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
