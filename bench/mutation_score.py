@@ -38,6 +38,7 @@ Usage::
     python bench/mutation_score.py resolver --survivors # also print each survivor's diff
     python bench/mutation_score.py --json               # one JSON object on stdout
     python bench/mutation_score.py resolver --report-only  # score what a run (maybe still going) has judged
+    python bench/mutation_score.py resolver --module cudaenv/resolver/resolve.py --function served_build  # one function
 
 Exit status: 0 when every group run reaches the goal, 1 when one does not, 2 on bad usage.
 """
@@ -105,7 +106,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_pyproject_reading.py",
          "tests/unit/project/test_detect.py", "tests/unit/project/test_intent.py",
          "tests/unit/project/test_jax_cuda_extra.py", "tests/unit/project/test_lock_staleness_reasons.py",
-         "tests/unit/project/test_lock_helpers.py", "tests/unit/test_image_key.py"),
+         "tests/unit/project/test_lock_helpers.py", "tests/unit/test_image_key.py",
+         "tests/unit/project/test_tensorflow_cpu_package.py"),
     ),
     "wheels": (
         ("cudaenv/project/wheels.py", "cudaenv/project/served.py", "cudaenv/project/graph.py",
@@ -267,7 +269,23 @@ def unfindable_ids(tests: tuple[str, ...]) -> list[str]:
     return [line for line in listed.splitlines() if "::" in line and (escaped.search(line) or not line.isascii())]
 
 
-def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] = ()) -> tuple[float, Path]:
+def function_patterns(modules: tuple[str, ...], functions: tuple[str, ...]) -> list[str]:
+    """mutmut name patterns for some module-level functions of the modules: mutmut names a mutant
+    ``cudaenv.resolver.resolve.x_served_build__mutmut_3`` and the function its tests reach
+    ``cudaenv.resolver.resolve.x_served_build``; a pattern ending ``x_NAME*`` selects both (and any
+    function whose name starts with NAME: the score counts only NAME's own mutants)."""
+    return [f"{module[:-3].replace('/', '.')}.x_{function}*" for module in modules for function in functions]
+
+
+def of_functions(codes: dict[str, int | None], functions: tuple[str, ...]) -> dict[str, int | None]:
+    """The verdicts of these functions' own mutants (all of them when no function is named)."""
+    if not functions:
+        return codes
+    return {k: c for k, c in codes.items() if re.search(r"\.x_(" + "|".join(map(re.escape, functions)) + r")__mutmut_\d+$", k)}
+
+
+def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] = (),
+              functions: tuple[str, ...] = ()) -> tuple[float, Path]:
     modules, tests = GROUPS[name]
     modules = tuple(m for m in modules if not only or m in only)
     bad = unfindable_ids(tests)
@@ -281,7 +299,8 @@ def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] =
     env.pop("CUDAENV_MATRIX_PATH", None)
     started = time.monotonic()
     with open(work / f"{copy.name}.log", "w", encoding="utf-8") as output:
-        subprocess.run(["nice", "-n", "15", mutmut_binary(), "run", "--max-children", str(children)], cwd=copy,
+        subprocess.run(["nice", "-n", "15", mutmut_binary(), "run", "--max-children", str(children),
+                        *function_patterns(modules, functions)], cwd=copy,
                        env=env, stdout=output, stderr=subprocess.STDOUT, check=False)
     log(f"{name}: mutmut finished in {time.monotonic() - started:.0f}s (log: {work / f'{copy.name}.log'})")
     return time.monotonic() - started, copy
@@ -321,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--survivors", action="store_true", help="print each survivor's diff")
     parser.add_argument("--module", action="append", default=[], metavar="PATH",
                         help="only these modules of the group(s) (repeatable), e.g. cudaenv/resolver/check.py")
+    parser.add_argument("--function", action="append", default=[], metavar="NAME",
+                        help="only the mutants of these module-level functions of the --module(s) (repeatable), "
+                             "e.g. served_build: for a few functions of a large module")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--report-only", action="store_true",
                         help="do not run mutmut: score the verdicts already in the scratch copies (a run that was "
@@ -330,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     known_modules = {m for modules, _ in GROUPS.values() for m in modules}
     if any(m not in known_modules for m in args.module):
         print(f"mutation_score: --module expects one of {', '.join(sorted(known_modules))}", file=sys.stderr)
+        return 2
+    if args.function and not args.module:
+        print("mutation_score: --function needs --module (the functions' module)", file=sys.stderr)
         return 2
     if unknown:
         print(f"mutation_score: unknown group {unknown[0]!r}; expected one of {', '.join(GROUPS)}", file=sys.stderr)
@@ -349,12 +374,14 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{name}: no run in {copy}")
                 continue
         else:
-            seconds, copy = run_group(name, args.work, args.max_children, log, tuple(args.module))
+            seconds, copy = run_group(name, args.work, args.max_children, log, tuple(args.module),
+                                      tuple(args.function))
         chosen = tuple(m for m in GROUPS[name][0] if not args.module or m in args.module)
         modules = {}
         for module in chosen:
-            modules[module] = score(verdicts(copy, module), excluded)
-        total = score({k: c for module in chosen for k, c in verdicts(copy, module).items()}, excluded)
+            modules[module] = score(of_functions(verdicts(copy, module), tuple(args.function)), excluded)
+        total = score({k: c for module in chosen
+                       for k, c in of_functions(verdicts(copy, module), tuple(args.function)).items()}, excluded)
         report["groups"][name] = {"seconds": round(seconds), "total": total, "modules": modules}
         if not args.json:
             log(f"{name}:")

@@ -12,9 +12,9 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from cudaenv.matrix import Matrix
-from cudaenv.matrix.builds import Build, _cuda_floor_of_pins, _jax_rank, framework_builds
+from cudaenv.matrix.builds import Build, _cuda_floor_of_pins, _jax_rank, every_build, framework_builds
 from cudaenv.matrix.model import (CudaRelease, JaxRelease, JaxVariant, MxnetRelease, MxnetVariant, TensorflowRelease,
-                                  TorchRelease, TorchVariant)
+                                  TorchRelease, TorchVariant, YankedCompanion)
 
 SRC = "https://example.invalid/notes ; read 2026-11-28"
 
@@ -112,6 +112,18 @@ def test_a_torch_release_no_variant_matches_pypi_on_has_no_pins_and_none_on_pypi
     assert [(b.pins, b.on_pypi) for b in got] == [((), False), ((), False)]
 
 
+def test_a_yanked_companion_goes_with_every_build_or_only_the_build_its_metadata_names():
+    """torchaudio 2.0.0 (no local version required) pairs with every build; torchvision 0.15.0, whose
+    metadata requires torch==2.0.0+cu124, only with the cu124 build, flagged as needing that label."""
+    yanked = (YankedCompanion(package="torchvision", version="0.21.0", reason="incorrect torch dependency",
+                              source=SRC, variant="cu124"),
+              YankedCompanion(package="torchaudio", version="2.6.0", reason="", source=SRC))
+    cu124, cu118 = builds(torch=(torch_release(yanked_companions=yanked),))["torch"]
+    assert cu124.variant == "cu124" and cu124.yanked_companions == (
+        ("torchvision", "0.21.0", "incorrect torch dependency", True), ("torchaudio", "2.6.0", "", False))
+    assert cu118.variant == "cu118" and cu118.yanked_companions == (("torchaudio", "2.6.0", "", False),)
+
+
 # --- TensorFlow -------------------------------------------------------------------------------------
 
 
@@ -163,6 +175,15 @@ def test_a_release_whose_cuda_build_is_tensorflow_gpu_installs_that_package():
     # the [and-cuda] extra wins over the GPU package where a row names both (it is the newer way)
     (build,) = builds(tensorflow=(tf_release(gpu_package="tensorflow-gpu"),))["tensorflow"]
     assert build.requirements == ("tensorflow[and-cuda]==2.15.1",)
+
+
+def test_a_release_with_a_gpu_route_carries_it_into_its_build():
+    route = "nvidia-tensorflow (NVIDIA's TensorFlow 1.15 builds for newer GPUs)"
+    (build,) = builds(tensorflow=(tf_release(version="1.14.0", and_cuda=(), gpu_package="tensorflow-gpu",
+                                             gpu_route=route, gpu_route_source=SRC),))["tensorflow"]
+    assert build.gpu_route == route
+    (build,) = builds(tensorflow=(tf_release(),))["tensorflow"]
+    assert build.gpu_route == ""
 
 
 # --- JAX --------------------------------------------------------------------------------------------
@@ -368,3 +389,24 @@ def test_the_builds_are_computed_once_per_matrix():
     assert framework_builds(matrix) is first
     assert matrix.memo["resolver.builds.x86_64"] is first
     assert framework_builds(matrix, "aarch64") is framework_builds(matrix, "aarch64") is not first
+    # every platform's builds come from one list, computed once and kept where the matrix cache looks
+    assert every_build(matrix) is every_build(matrix) is matrix.memo["resolver.builds"]
+
+
+def test_each_build_carries_its_platform_and_its_releases_source_builds():
+    """A variant published for two CPU architectures is one build per architecture, and each build
+    carries the dependencies its release lets build from source."""
+    both, source = ("x86_64", "aarch64"), ("grpcio ; python_version < '3.8'",)
+    variant = TorchVariant(cuda="12.4", index_url="https://download.pytorch.org/whl/cu124", compute_capabilities=("8.0",),
+                           cudnn="9.1.0.70", platforms=both)
+    got = builds(torch=(torch_release(variants=(variant,), source_builds=source),),
+                 tensorflow=(tf_release(platforms=both, source_builds=source),),
+                 jax=(jax_release(jax_variant("cuda12", platforms=both), source_builds=source),))
+    every = every_build(Matrix(cuda_releases=cuda_releases("12.4.1"), torch=(torch_release(variants=(variant,),
+                                                                                          source_builds=source),),
+                               tensorflow=(tf_release(platforms=both, source_builds=source),),
+                               jax=(jax_release(jax_variant("cuda12", platforms=both), source_builds=source),)))
+    for framework in ("torch", "tensorflow", "jax"):
+        assert sorted((b.platform, b.source_builds) for b in every[framework]) == [("aarch64", source),
+                                                                                    ("x86_64", source)]
+        assert {b.platform for b in got[framework]} == {"x86_64"}

@@ -100,5 +100,16 @@ def test_a_lock_with_two_tensorflow_distributions_is_refused():
     assert why is not None and "tensorflow==2.20.0" in why and "tensorflow-cpu==2.20.0" in why
 
 
+def test_the_clash_message_names_both_pins_in_order():
+    why = clashing_distributions(["tensorflow-cpu==2.20.0", "tensorflow==2.20.0"])
+    assert why.startswith("the lock would install tensorflow==2.20.0 and tensorflow-cpu==2.20.0, which install")
+
+
+def test_a_pin_spelled_in_capitals_is_the_same_distribution():
+    # PEP 503: names compare case-insensitively, so TensorFlow==X is the tensorflow distribution
+    why = clashing_distributions(["TensorFlow==2.20.0", "tensorflow-CPU==2.20.0"])
+    assert why is not None and "tensorflow==2.20.0 and tensorflow-cpu==2.20.0" in why
+
+
 def test_one_tensorflow_distribution_is_fine():
     assert clashing_distributions(["tensorflow[and-cuda]==2.20.0", "tensorflow-text==2.20.0", "keras==3.12.0"]) is None

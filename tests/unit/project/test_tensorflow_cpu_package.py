@@ -13,7 +13,7 @@ import pytest
 from cudaenv.matrix.builds import framework_builds
 from cudaenv.matrix.load import RowReader, tensorflow_release
 from cudaenv.project.inputs import read_project_requirements
-from cudaenv.project.intent import cpu_package_lines
+from cudaenv.project.intent import cpu_package_lines, framework_packages
 
 SRC = "https://www.tensorflow.org/install/source#gpu ; read 2026-11-28"
 
@@ -27,7 +27,8 @@ def lines(tmp_path: Path, text: str):
     ("numpy\ntensorflow==1.14.0\n", "tensorflow-gpu==1.14.0"),
     ("tensorflow>=1.3.0\n", "tensorflow-gpu>=1.3.0"),
     ("Tensorflow[extra]~=1.14\n", "tensorflow-gpu[extra]~=1.14"),
-], ids=["exact", "range", "extras-and-case"])
+    ("tensorflow[b,a]==1.14.0\n", "tensorflow-gpu[a,b]==1.14.0"),  # every extra kept, comma-separated
+], ids=["exact", "range", "extras-and-case", "two-extras"])
 def test_plain_tensorflow_beside_the_gpu_package_is_named_with_the_line_to_write(tmp_path, text, written):
     message = cpu_package_lines(lines(tmp_path, text), ("tensorflow-gpu==1.14.0",), "3.7")
     line = text.count("\n", 0, text.index("ensorflow")) + 1
@@ -41,7 +42,9 @@ def test_plain_tensorflow_beside_the_gpu_package_is_named_with_the_line_to_write
     ("tensorflow==2.4.0\n", ("tensorflow==2.4.0",)),  # tensorflow itself is the CUDA build
     ("tensorflow==1.14.0 ; python_version < '3.0'\n", ("tensorflow-gpu==1.14.0",)),  # not for this Python
     ("-c constraints.txt\n", ("tensorflow-gpu==1.14.0",)),  # a constraint installs nothing
-], ids=["gpu-package", "cuda-build", "marker", "constraint"])
+    # the marker holds on older Pythons but not on the stack's 3.7: judged for the stack's Python
+    ("tensorflow==1.14.0 ; python_version < '3.7'\n", ("tensorflow-gpu==1.14.0",)),
+], ids=["gpu-package", "cuda-build", "marker", "constraint", "marker-older-python"])
 def test_no_answer_where_nothing_installs_the_cpu_package(tmp_path, text, stack):
     (tmp_path / "constraints.txt").write_text("tensorflow==1.14.0\n")
     assert cpu_package_lines(lines(tmp_path, text), stack, "3.7") is None
@@ -75,3 +78,17 @@ def test_init_without_a_lock_refuses_the_cpu_package_as_the_lock_would(tmp_path)
     assert message.startswith("requirements.txt:2: 'tensorflow==1.14.0' is TensorFlow's CPU-only package")
     assert "write 'tensorflow-gpu==1.14.0' on that line" in message
     assert not (tmp_path / "cudaenv.toml").exists()
+
+
+@pytest.mark.parametrize(("text", "constraints", "found"), [
+    # an option line and a constraint come first; the package is named in any spelling
+    ("--index-url https://pypi.org/simple\n-c constraints.txt\nnumpy\nTensorflow_GPU==2.10.0\n", "numpy<2\n",
+     (("tensorflow", "tensorflow-gpu"),)),
+    # a constraint installs nothing, so it names no package
+    ("-c constraints.txt\nnumpy\n", "tensorflow-gpu==2.10.0\n", ()),
+    ("tensorflow-gpu==2.10.0 ; sys_platform == 'win32'\n", "", ()),  # a marker the image never meets
+    ("tensorflow==2.10.0\n", "", ()),  # the framework's own name: nothing to record
+], ids=["gpu-package", "constraint-only", "other-platform", "own-name"])
+def test_the_package_a_project_installs_tensorflow_under_is_recorded(tmp_path, text, constraints, found):
+    (tmp_path / "constraints.txt").write_text(constraints)
+    assert framework_packages(lines(tmp_path, text)) == found

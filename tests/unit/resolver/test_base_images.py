@@ -240,3 +240,29 @@ def test_an_ubuntu_whose_archive_has_no_init_is_passed_over_for_one_that_has():
 def test_an_ubuntu_the_matrix_has_no_archive_row_for_is_never_built_on():
     matrix = _matrix(_image("10.0.130", ("ubuntu14.04",)), os_releases=())
     assert cuda_base(matrix, "runtime", "10.0", cudnn=None, os_name=None) is None
+
+
+def test_a_cudnn_tag_base_runs_the_init_of_its_os_archive():
+    """A system-cuDNN base on 18.04 runs dumb-init, the init bionic's archive has, as a base without
+    cuDNN does: the init follows the tag's OS, not a default."""
+    archives = (OsRelease(name="ubuntu18.04", init="dumb-init", source="test"),)
+    cudnn7 = ImageCudnn(tag="cudnn7", version="7.6.5.32", os=("ubuntu18.04",))
+    matrix = _matrix(_image("10.0.130", ("ubuntu18.04",), cudnn=(cudnn7,)), os_releases=archives)
+    chosen = cuda_base(matrix, "runtime", "10.0", cudnn="7.4", os_name=None)
+    assert chosen.reference == "nvidia/cuda:10.0.130-cudnn7-runtime-ubuntu18.04"
+    assert (chosen.cudnn, chosen.init) == ("7.6.5.32", "dumb-init")
+
+
+def test_only_an_image_published_for_the_targets_platform_is_a_base():
+    """A Grace (aarch64) target takes only tags published for arm64: an x86_64-only release is no base
+    for it, and the x86_64 default still takes it."""
+    x86_only = BaseImage(cuda="12.4.1", repository="nvidia/cuda", tag_version="12.4.1", os=("ubuntu22.04",),
+                         source=SRC)
+    matrix = _matrix(x86_only)
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None, platform="aarch64") is None
+    assert cuda_base(matrix, "runtime", "12.4", cudnn=None, os_name=None).reference == \
+        "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
+    both = BaseImage(cuda="12.4.1", repository="nvidia/cuda", tag_version="12.4.1", os=("ubuntu22.04",), source=SRC,
+                     aarch64_os=("ubuntu22.04",))
+    assert cuda_base(_matrix(both), "runtime", "12.4", cudnn=None, os_name=None,
+                     platform="aarch64").reference == "nvidia/cuda:12.4.1-runtime-ubuntu22.04"

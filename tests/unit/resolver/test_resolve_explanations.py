@@ -103,6 +103,12 @@ CASES = [
         ('gpu-unsupported-by-build', 'RTX 5090 (sm_120) is not in the SM list of torch 2.6.0 for CUDA 11.8, 12.4, 12.6 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
         ('fix-relax-pin', 'relax the torch pin (2.6.0): torch 1.5.1 fits this host only through PTX JIT', 'allow torch 1.5.1'),
     ], id='gpu-unsupported-by-build-one-of-two'),
+    # the nearest release reaches sm_120 by PTX alone, the newest has native code: the JIT caveat is the
+    # nearest release's own (judged on a stack pinned to it), not the newest's
+    pytest.param(dict(torch='1.9.1', driver='570.124.06', gpus=['RTX 5090']), [
+        ('gpu-unsupported-by-build', 'RTX 5090 (sm_120) is not in the SM list of torch 1.9.1 for CUDA 10.2, 11.1 (built for sm_37, sm_50, sm_60, sm_70, sm_75, sm_80, sm_86); the newest torch build that includes it is torch 2.15.0 (cu132)', None),
+        ('fix-relax-pin', 'relax the torch pin (1.9.1): torch 1.5.1 fits this host only through PTX JIT (newest that fits: 2.13.0)', 'allow torch 1.5.1'),
+    ], id='relax-pin-nearest-by-ptx-newest-native'),
     pytest.param(dict(torch='2.3.1', jax='0.4.30', flavor='wheels', driver='550.54.15', gpus=['A100']), [
         ('conflicting-pins', 'torch 2.3.1 (cu121) requires nvidia-cudnn-cu12==8.9.2.26 but jax 0.4.30 (cuda12) requires nvidia-cudnn-cu12<10.0,>=9.0: they cannot share one environment', None),
         ('fix-relax-pin', 'relax the torch pin (2.3.1): torch 2.4.0 fits this host (newest that fits: 2.14.1)', 'allow torch 2.4.0'),

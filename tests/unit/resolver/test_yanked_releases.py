@@ -6,6 +6,8 @@ and jax 0.4.32 (no reason given), read from PyPI's simple API on 2026-11-28."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from packaging.specifiers import SpecifierSet
 
@@ -14,7 +16,8 @@ from cudaenv.matrix.builds import framework_builds
 from cudaenv.matrix.load import RowReader, jax_release
 from cudaenv.matrix.model import row_as_dict
 from cudaenv.resolver.model import Constraints, Host
-from cudaenv.resolver.resolve import UnknownVersion, pins_exactly, resolve
+from cudaenv.resolver.resolve import (UnknownVersion, _admit_yanked, check_companion_not_only_yanked,
+                                      check_not_only_yanked, pins_exactly, resolve)
 
 
 @pytest.fixture(scope="module")
@@ -61,13 +64,16 @@ def test_a_range_never_chooses_a_yanked_release(matrix, spec, chosen):
     assert resolution.ok and resolution.stack.framework("jax") == chosen and not caveats(resolution)
 
 
-@pytest.mark.parametrize("spec", ["<=0.4.32,>0.4.31", "==0.4.32.*"], ids=["range", "wildcard"])
-def test_a_range_only_yanked_releases_satisfy_is_refused_naming_the_yank_and_the_exact_pin(matrix, spec):
+@pytest.mark.parametrize(("spec", "shown"), [("<=0.4.32,>0.4.31", "<=0.4.32,>0.4.31"), ("==0.4.32.*", "0.4.32.*")],
+                         ids=["range", "wildcard"])
+def test_a_range_only_yanked_releases_satisfy_is_refused_naming_the_yank_and_the_exact_pin(matrix, spec, shown):
     with pytest.raises(UnknownVersion) as caught:
         jax(matrix, spec)
     message = str(caught.value)
-    assert "matches only releases yanked from PyPI: jax 0.4.32 was yanked from PyPI (PyPI gives no reason)" in message
+    # one release matches: no count of others follows the yank
+    assert "matches only releases yanked from PyPI: jax 0.4.32 was yanked from PyPI (PyPI gives no reason); pip" in message
     assert "pin jax==0.4.32 to use it anyway" in message and caught.value.field == "frameworks.jax"
+    assert message.startswith(f"jax {shown} matches only releases yanked from PyPI: ")  # the range as written
 
 
 @pytest.mark.parametrize(("spec", "version", "exact"), [
@@ -100,6 +106,7 @@ def test_a_release_no_pin_can_install_is_answered_with_why(matrix):
     assert str(caught.value) == ("jax 0.3.18: jax 0.3.18 cannot be installed: every extra pins jaxlib==0.3.18, which "
                                  "was never published (no jaxlib-v0.3.18 tag or changelog entry; PyPI's yank reason "
                                  "says so) (pin another release)")
+    assert caught.value.field == "frameworks.jax"  # the project's field that names the release
     assert jax(matrix, ">=0.3.17,<0.3.20").stack.framework("jax") == "0.3.19"  # a range passes it by
 
 
@@ -169,3 +176,44 @@ def test_a_companion_range_only_yanked_releases_satisfy_names_the_yank_not_no_re
     assert (f"matches only releases yanked from PyPI: {name} {version} was yanked from PyPI "
             "('Contains an incorrect torch dependency')") in message
     assert f"pin {name}=={version} to use it anyway" in message and caught.value.field == f"frameworks.{name}"
+
+
+def test_a_yanked_build_that_already_has_a_caveat_keeps_it_and_adds_the_yank(matrix):
+    """A build with its own caveat (TensorFlow run as plain tensorflow when its [and-cuda] extra cannot be
+    installed) that is also yanked warns about both, its own caveat first."""
+    build = next(b for b in framework_builds(matrix)["jax"] if b.version == "0.4.15")
+    admitted = _admit_yanked(replace(build, caveat="its own caveat"), SpecifierSet("==0.4.15"))
+    assert admitted.caveat == ("its own caveat; jax 0.4.15 was yanked from PyPI ('accidentally required "
+                               "JAX_RELEASE=1'); the exact pin installs it anyway (PEP 592)")
+
+
+def test_a_range_only_several_yanked_releases_satisfy_names_the_newest_with_its_reason_and_counts_the_rest(matrix):
+    """Two releases (each with several builds) both yanked: the newest is named with PyPI's reason, the
+    other counted once."""
+    builds = [replace(b, yanked="bad wheels") for b in framework_builds(matrix)["jax"] if b.version in ("0.4.30", "0.4.31")]
+    assert len(builds) > 2
+    with pytest.raises(UnknownVersion) as caught:
+        check_not_only_yanked(builds, "jax", SpecifierSet(">=0.4.30,<0.4.32"))
+    assert str(caught.value) == ("jax <0.4.32,>=0.4.30 matches only releases yanked from PyPI: jax 0.4.31 was yanked "
+                                 "from PyPI ('bad wheels') (and 1 more); pip and uv install a yanked release only for "
+                                 "an exact pin (pin jax==0.4.31 to use it anyway, or allow a release that was not "
+                                 "yanked)")
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    # 0.10.0 is newer than 0.9.0 by version, not by text; the other yank is counted once
+    (">=0.9,<0.11", "torchvision <0.11,>=0.9 matches only releases yanked from PyPI: torchvision 0.10.0 was yanked "
+                    "from PyPI ('newer reason') (and 1 more); pip and uv install a yanked release only for an exact "
+                    "pin (pin torchvision==0.10.0 to use it anyway, or allow a release that was not yanked)"),
+    ("<0.10", "torchvision <0.10 matches only releases yanked from PyPI: torchvision 0.9.0 was yanked from PyPI "
+              "('older reason'); pip and uv install a yanked release only for an exact pin (pin torchvision==0.9.0 "
+              "to use it anyway, or allow a release that was not yanked)"),
+], ids=["two-yanks", "one-yank"])
+def test_a_companion_range_names_its_newest_yank_by_version_and_counts_the_rest(matrix, spec, expected):
+    yanks = (("torchvision", "0.9.0", "older reason", False), ("torchvision", "0.10.0", "newer reason", True),
+             ("torchaudio", "0.10.0", "not this package", False))
+    builds = [replace(b, yanked_companions=yanks) for b in framework_builds(matrix)["torch"] if b.version == "2.0.0"]
+    with pytest.raises(UnknownVersion) as caught:
+        check_companion_not_only_yanked(builds, "torchvision", SpecifierSet(spec))
+    assert str(caught.value) == expected and caught.value.field == "frameworks.torchvision"
+    check_companion_not_only_yanked(builds, "torchvision", SpecifierSet(">0.10"))  # no yank in range: nothing to say
