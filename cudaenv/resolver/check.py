@@ -104,6 +104,8 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
                 caveat = ptx_jit_caveat(framework, stack.framework(framework), sass, ptx, gpu)
                 if caveat not in caveats:  # eight of one board: one caveat
                     caveats.append(caveat)
+                    if build is not None and build.gpu_route:  # what runs it natively there, as resolve says
+                        caveats.append(build.gpu_route)
     return Verdict(compatible=not reasons, mode=mode if not reasons else None, reasons=tuple(reasons),
                    caveats=tuple(caveats))
 

@@ -89,3 +89,16 @@ def test_the_package_that_carries_cuda_is_the_one_installed(version, package):
     2.0.4 went back to the split (tensorflow/tensorflow#36347)."""
     result = resolve_case(tensorflow=f"=={version}", driver="535.104.05", gpus=["V100"])
     assert result.ok and result.stack.requirements == (f"{package}=={version}",)
+
+
+def test_check_names_nvidias_tf1_route_where_resolve_does():
+    """`check` judges a stack (from a lock, an image or flags) on a host; for TensorFlow 1.x on an
+    A100 it says what resolve says: PTX only, and the route that runs TF1 natively there."""
+    from cudaenv.resolver.check import check_stack
+
+    stack = resolve_case(tensorflow="==1.15.5", driver="450.80.02", gpus=["V100"]).stack
+    verdict = check_stack(matrix(), stack, host("580.65.06", ["A100"]))
+    assert verdict.compatible
+    assert any("nvidia-tensorflow" in c and "https://pypi.ngc.nvidia.com" in c for c in verdict.caveats)
+    on_v100 = check_stack(matrix(), stack, host("450.80.02", ["V100"]))
+    assert not any("nvidia-tensorflow" in c for c in on_v100.caveats)  # native code there: no route to name
