@@ -96,6 +96,8 @@ def _take(detected: Detected, requirement: Requirement, where: str, on_cpu: froz
         raise ConfigError(f"{where}: {str(requirement)[:80]!r} is PyTorch's ROCm build (AMD GPUs); cudaenv builds "
                           "NVIDIA CUDA stacks: pin a CUDA build (+cuXYZ) or the version alone")
     if key in ("torch", "torchvision", "torchaudio") and "cpu" in labels:  # torch==1.7.1+cpu: asked for on the CPU
+        item = next(i for i in requirement.specifier if i.version.lower().endswith("+cpu"))
+        _one_torch_build(detected, "cpu", f"{requirement.name}{item}", where)  # +cpu beside +cu110 is two builds
         detected.cpu_only.add("torch")
         detected.other_requirements.append(str(requirement))
         detected.found.append(f"{requirement} ({origin}: on the CPU, its +cpu build)")
