@@ -105,6 +105,11 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
             target.add("compute_capabilities", by_cc)
     else:
         target.add(tomlkit.comment('gpus = ["A100"]'))
+    # the CPU the stack was resolved for, where the GPUs written above do not imply it (an A100 in an
+    # Arm server, --arch aarch64, or this machine's uname -m): `cudaenv lock` reads [target] only, and
+    # without it would lock the x86_64 stack
+    if host.platform != Host(gpus=host.gpus).platform:
+        target.add("arch", host.platform)
     doc["target"] = target
 
     build = tomlkit.table()

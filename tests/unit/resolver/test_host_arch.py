@@ -157,3 +157,24 @@ def test_a_detected_grace_gpu_carries_its_host_arch():
     assert found.host_arch == "aarch64"
     unknown = identify_gpu(matrix(), DetectedGpu(0, "Some Future GPU", "9.0"))
     assert unknown.host_arch is None  # not in the matrix: nothing known, nothing implied
+
+
+def test_init_writes_the_declared_architecture_its_gpus_do_not_imply(tmp_path):
+    # an A100 in an Arm server: `cudaenv lock` reads [target] only, so an arch left out of it
+    # would lock (and build) the x86_64 stack for the aarch64 host init resolved for
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    proc = cudaenv("init", tmp_path, "--no-lock", "--driver", "595.45.04", "--gpu", "A100", "--arch", "arm64",
+                   env=without_target_overrides(), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert '[target]\ndriver = "595.45.04"\ngpus = ["A100"]\narch = "aarch64"\n' in (tmp_path / "cudaenv.toml").read_text()
+    code, result = _cli("resolve", tmp_path)  # what `cudaenv lock` resolves from the file
+    assert code == 0 and result["stack"]["arch"] == "aarch64"
+
+
+def test_init_leaves_out_an_architecture_the_gpus_imply(tmp_path):
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    proc = cudaenv("init", tmp_path, "--no-lock", "--driver", "595.45.04", "--gpu", "GH200",
+                   env=without_target_overrides(), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "cudaenv.toml").read_text()
+    assert 'gpus = ["GH200"]' in text and "arch =" not in text
