@@ -33,7 +33,7 @@ from cudaenv.matrix import Matrix
 from cudaenv.engine.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
 from cudaenv.images.render import BuildSettings, build_context, render_dockerfile
 from cudaenv.resolver.driver import FORWARD, forward_compat_branches
-from cudaenv.resolver.model import FRAMEWORKS, Constraints, Host, Stack
+from cudaenv.resolver.model import DEFAULT_ARCH, FRAMEWORKS, OCI_ARCH, Constraints, Host, Stack
 from cudaenv.versions import is_numeric, major_minor, numeric_key, parse_specifier, specifier_contains
 
 BASE_REPOSITORY = "cudaenv-base"
@@ -75,16 +75,18 @@ def hash_tag(digest: str) -> str:
 
 
 def readable_tags(stack: Stack) -> tuple[str, ...]:
-    """The documented tag scheme; the first is the image's name in reports."""
+    """The documented tag scheme; the first is the image's name in reports. An aarch64 base ends
+    ``-arm64``: the same stack for the other CPU is another image, and one registry tag holds one."""
     framework = "".join(f"-{n}{v}" for n, v in stack.frameworks if n in FRAMEWORKS)
+    arch = "" if stack.arch == DEFAULT_ARCH else f"-{OCI_ARCH[stack.arch]}"
     if stack.flavor == "wheels":
         cuda = f"-cu{stack.cuda.replace('.', '')}" if framework else ""
-        return (f"py{stack.python}-slim{framework}{cuda}",)
+        return (f"py{stack.python}-slim{framework}{cuda}{arch}",)
     tag = stack.base_image.split(":", 1)[1]  # e.g. 12.4.1-cudnn-runtime-ubuntu22.04
     os_name = tag.rsplit("-", 1)[-1]
     cudnn = f"-cudnn{stack.cudnn_version.split('.')[0]}" if "-cudnn" in tag and stack.cudnn_version else ""
-    full = f"cuda{stack.cuda_release}{cudnn}-{stack.flavor}-py{stack.python}-{os_name}{framework}"
-    short = f"cuda{stack.cuda}{cudnn}-{stack.flavor}-py{stack.python}-{os_name}{framework}"
+    full = f"cuda{stack.cuda_release}{cudnn}-{stack.flavor}-py{stack.python}-{os_name}{framework}{arch}"
+    short = f"cuda{stack.cuda}{cudnn}-{stack.flavor}-py{stack.python}-{os_name}{framework}{arch}"
     return (full, short) if short != full else (full,)
 
 
@@ -289,12 +291,16 @@ def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str
             outcomes.append(Outcome(item, "skipped", "already in the registry (same content hash)", existing))
             continue
         progress(f"building {item.name}")
+        from cudaenv.images.stackbase import build_platform
+
         try:
             with tempfile.TemporaryDirectory(prefix="cudaenv-publish-") as context:
+                # an aarch64 stack is built for linux/arm64 on an x86_64 machine, as `cudaenv build`
+                # builds it: `build` pulls this image by its content hash as the base of that stack
                 engine.build(BuildRequest(
                     context=Path(context), tags=tuple(f"{item.repository}:{t}" for t in item.tags),
                     dockerfile_text=item.dockerfile, labels={"io.cudaenv.content-hash": item.content_hash},
-                    secrets=secrets or {},
+                    secrets=secrets or {}, platform=build_platform(item.stack),
                 ), build_output)
             for tag in item.tags:
                 progress(f"pushing {item.repository}:{tag}")

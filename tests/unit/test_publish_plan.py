@@ -398,3 +398,41 @@ def test_basic_credentials_reach_a_token_service_only_over_https_or_on_the_regis
     [(url, authorization)] = client.sent
     assert url.startswith(realm + "?")
     assert (authorization is not None and authorization.startswith("Basic ")) is gets_credentials
+
+
+# --- an aarch64 stack (issue 35) -------------------------------------------------------------
+
+
+def aarch64_stack(matrix):
+    constraints = Constraints(python=SpecifierSet("==3.11"), cuda=SpecifierSet("==12.4"), flavor="runtime")
+    stack = resolve(matrix, constraints, Host(arch="aarch64"), explain=False).stack
+    assert stack.arch == "aarch64"
+    return stack
+
+
+def test_an_aarch64_base_has_tags_of_its_own(matrix):
+    # the same stack for x86_64 is another image: one registry tag cannot name both
+    x86, arm = one_stack(matrix, cuda="12.4"), aarch64_stack(matrix)
+    assert readable_tags(arm) == tuple(f"{t}-arm64" for t in readable_tags(x86))
+    assert not set(readable_tags(arm)) & set(readable_tags(x86))
+
+
+class RecordingEngine:
+    def __init__(self):
+        self.requests = []
+
+    def build(self, request, *args, **kwargs):
+        self.requests.append(request)
+        raise BuildError("recorded, not built")
+
+
+def test_an_aarch64_base_is_built_for_linux_arm64_on_an_x86_64_machine(matrix, fake_registry, monkeypatch):
+    import cudaenv.hosts.target
+
+    monkeypatch.setattr(cudaenv.hosts.target, "machine_arch", lambda: "x86_64")
+    arm = plan_items(matrix, [aarch64_stack(matrix)], f"{fake_registry.host}/team")[0]
+    x86 = plan_items(matrix, [one_stack(matrix, cuda="12.4")], f"{fake_registry.host}/team")[0]
+    engine = RecordingEngine()
+    outcomes = publish_items(engine, [arm, x86], sleep=lambda _s: None)
+    assert [o.status for o in outcomes] == ["failed", "failed"]  # the registry has neither: both were built
+    assert [r.platform for r in engine.requests] == ["linux/arm64", None]
