@@ -1143,14 +1143,20 @@ def _platform_problem(ctx: _Context, name: str) -> Problem | None:
     allows have CUDA builds for other CPUs only; with the newest release that has one for this
     CPU, if any does."""
     spec, platform = ctx.constraints.spec(name), ctx.platform
-    allowed = [b for b in every_build(ctx.matrix)[name] if spec is None or specifier_contains(spec, b.version)]
+    tags = pinned_variants(ctx.constraints, name)  # torch==2.8.0+cu128: that build of the release only
+    allowed = [b for b in every_build(ctx.matrix)[name] if (spec is None or specifier_contains(spec, b.version))
+               and all(b.variant == tag for tag in tags)]
     if not allowed or any(b.platform == platform for b in allowed):
         return None
     others = sorted({b.platform for b in allowed})
     versions = sorted({b.version for b in allowed}, key=Version)
-    shown = versions[0] if len(versions) == 1 else f"{versions[0]} .. {versions[-1]}"
+    shown = _fmt_release(versions) + "".join(f"+{tag}" for tag in sorted(tags))
     here = [b for b in ctx_builds(ctx, name) if b.yanked is None and b.uninstallable is None]
-    if here:
+    same_release = sorted({b.variant for b in here if b.version in versions and b.variant}) if tags else []
+    if same_release:  # the release the pin names has other builds for this CPU
+        tail = (f"; {name} {_fmt_release(versions)} is built for {platform} as "
+                f"{', '.join('+' + v for v in same_release)}")
+    elif here:
         newest = max(here, key=lambda b: Version(b.version))
         cudas = ", ".join(sorted({xy for b in here if b.version == newest.version for xy in b.cuda}, key=numeric_key))
         tail = f"; {name} {newest.version} does (CUDA {cudas}), and so may other releases (`cudaenv matrix show {name}`)"
@@ -1158,6 +1164,10 @@ def _platform_problem(ctx: _Context, name: str) -> Problem | None:
         tail = f"; no {name} release in the matrix does"
     return Problem("no-build-for-platform",
                    f"{name} {shown} publishes no CUDA build for {platform} (only for {', '.join(others)}){tail}")
+
+
+def _fmt_release(versions: list[str]) -> str:
+    return versions[0] if len(versions) == 1 else f"{versions[0]} .. {versions[-1]}"
 
 
 def ctx_builds(ctx: _Context, name: str) -> tuple[Build, ...]:

@@ -101,3 +101,16 @@ def test_the_cli_resolves_grace_gpus_for_aarch64(gpu):
     answer = json.loads(proc.stdout)
     assert proc.returncode == 0, answer
     assert answer["stack"]["arch"] == "aarch64" and answer["host"]["arch"] == "aarch64"
+
+
+def test_a_pinned_build_that_exists_for_x86_64_only_names_the_aarch64_builds_of_its_release():
+    # torch 2.8.0+cu128 exists, but not for aarch64, where 2.8.0 is the cu129 build only: that is
+    # the reason, not an empty list of CUDA versions
+    proc = cudaenv("resolve", "--torch", "==2.8.0+cu128", "--driver", "580.65.06", "--gpu", "GH200", "--json",
+                   env=without_target_overrides(), timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    problems = json.loads(proc.stdout)["problems"]
+    assert problems[0]["code"] == "no-build-for-platform"
+    assert problems[0]["message"] == ("torch 2.8.0+cu128 publishes no CUDA build for aarch64 (only for x86_64); "
+                                      "torch 2.8.0 is built for aarch64 as +cu129")
+    assert "()" not in " ".join(p["message"] for p in problems)
