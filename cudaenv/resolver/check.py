@@ -58,7 +58,8 @@ def check_stack(matrix: Matrix, stack: Stack, host: Host) -> Verdict:
     reasons: list[str] = [p.message for p in host_problems(matrix, host)]
     if host.platform != stack.arch:  # an image runs on the CPU it was built for, whatever the GPU
         reasons.append(f"{WRONG_CPU} {stack.arch} and the host's CPU is {host.platform}: its image and "
-                       f"wheels do not run there (lock the project for --arch {host.platform})")
+                       f"wheels do not run there (lock the project for that CPU: [target] arch = \"{host.platform}\" in "
+                       f"cudaenv.toml, then `cudaenv lock`)")
     caveats: list[str] = []
     mode = None
     if stack.cuda not in matrix.cuda_minors:

@@ -96,4 +96,5 @@ def test_an_aarch64_grace_node_is_refused_once_for_its_cpu(matrix, stack):
                                "framework wheels), so it cannot start there",)
     unlabelled = judge(matrix, stack, replace(facts, arch=None))  # the GH200 implies the Grace CPU
     assert unlabelled.reasons == ("the stack is built for x86_64 and the host's CPU is aarch64: its image and wheels "
-                                  "do not run there (lock the project for --arch aarch64)",)
+                                  "do not run there (lock the project for that CPU: [target] arch = \"aarch64\" in "
+                                  "cudaenv.toml, then `cudaenv lock`)",)

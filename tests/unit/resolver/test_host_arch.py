@@ -89,7 +89,8 @@ def test_check_says_why_an_x86_64_stack_cannot_run_on_a_grace_host():
     verdict = check_stack(matrix(), stack, host("580.65.06", ["GH200"]))
     assert not verdict.compatible
     assert "the stack is built for x86_64 and the host's CPU is aarch64: its image and wheels do not run there " \
-           "(lock the project for --arch aarch64)" in verdict.reasons
+           "(lock the project for that CPU: [target] arch = \"aarch64\" in cudaenv.toml, then `cudaenv lock`)" \
+           in verdict.reasons
 
 
 def _cli(*args):
