@@ -71,7 +71,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "cudaenv/resolver/images.py", "cudaenv/resolver/model.py", "cudaenv/resolver/resolve.py",
          "cudaenv/resolver/plan.py"),
         ("tests/unit/resolver", "tests/unit/test_placement.py", "tests/unit/cluster/test_node_verdicts.py",
-         "tests/unit/cluster/test_node_arch_and_bad_lists.py"),
+         "tests/unit/cluster/test_node_arch_and_bad_lists.py", "tests/unit/render/test_source_builds.py",
+         "tests/unit/project/test_tensorflow_gpu_package.py"),
     ),
     "matrix": (
         ("cudaenv/matrix/load.py", "cudaenv/matrix/validate.py"),
@@ -80,7 +81,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/matrix/test_matrix_additions.py", "tests/unit/matrix/test_shipped_matrix.py",
          "tests/unit/matrix/test_matrix_sources.py", "tests/unit/matrix/test_cross_reference_messages.py",
          "tests/unit/matrix/test_row_reader.py", "tests/unit/matrix/test_row_fields.py",
-         "tests/unit/matrix/test_matrix_file_reading.py", "tests/unit/matrix/test_yanked_field.py"),
+         "tests/unit/matrix/test_matrix_file_reading.py", "tests/unit/matrix/test_yanked_field.py",
+         "tests/unit/resolver/test_host_arch.py"),
     ),
     "lock": (
         ("cudaenv/project/lock.py", "cudaenv/project/pins.py"),
@@ -90,14 +92,16 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_wheels_cuda.py", "tests/unit/project/test_exclude_newer.py",
          "tests/unit/project/test_uv_invocation.py", "tests/unit/project/test_pin_clash_rules.py",
          "tests/unit/project/test_lock_outcomes.py", "tests/unit/project/test_lock_file_messages.py",
-         "tests/unit/project/test_lock_staleness_reasons.py", "tests/unit/project/test_lock_input_rules.py"),
+         "tests/unit/project/test_lock_staleness_reasons.py", "tests/unit/project/test_lock_input_rules.py",
+         "tests/unit/project/test_hash_lines.py"),
     ),
     "config": (
         ("cudaenv/project/config.py",),
         ("tests/unit/project/test_config.py", "tests/unit/project/test_config_field_errors.py",
          "tests/unit/project/test_project_rules.py",
          "tests/unit/test_run_options.py", "tests/unit/render/test_quoting.py",
-         "tests/unit/project/test_exclude_newer.py"),
+         "tests/unit/project/test_exclude_newer.py", "tests/unit/project/test_requirement_file_index.py",
+         "tests/unit/project/test_tensorflow_gpu_package.py"),
     ),
     "reading": (
         ("cudaenv/project/reqfile.py", "cudaenv/project/pyproject.py", "cudaenv/project/inputs.py",
@@ -117,11 +121,12 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_graph_frameworks.py", "tests/unit/project/test_init_writes_what_it_resolved.py",
          "tests/unit/project/test_init_python_constraint.py", "tests/unit/project/test_lock_outcomes.py",
          "tests/unit/project/test_served_rules.py", "tests/unit/project/test_init_rules.py",
-         "tests/unit/project/test_graph_rules.py", "tests/unit/project/test_wheels_choice_rules.py"),
+         "tests/unit/project/test_graph_rules.py", "tests/unit/project/test_wheels_choice_rules.py",
+         "tests/unit/project/test_uv_python_version.py"),
     ),
     "hosts": (
-        ("cudaenv/hosts/detect.py",),
-        ("tests/unit/host",),
+        ("cudaenv/hosts/detect.py", "cudaenv/run/doctor.py"),
+        ("tests/unit/host", "tests/unit/test_doctor_emulation.py"),
     ),
     "images": (
         ("cudaenv/images/key.py", "cudaenv/images/accounting.py", "cudaenv/images/build.py"),
@@ -133,7 +138,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/unit/resolver/test_decision_rules.py", "tests/unit/resolver/test_resolve_stack_fields.py",
          "tests/unit/resolver/test_resolve_unknown_versions.py", "tests/unit/matrix/test_shipped_matrix.py",
          "tests/unit/matrix/test_row_fields.py", "tests/unit/matrix/test_builds_rules.py",
-         "tests/unit/matrix/test_model_rows.py"),
+         "tests/unit/matrix/test_model_rows.py", "tests/unit/resolver/test_host_arch.py",
+         "tests/unit/resolver/test_base_images.py"),
     ),
     "secrets": (
         ("cudaenv/secrets/context.py", "cudaenv/secrets/credentials.py"),
@@ -269,19 +275,30 @@ def unfindable_ids(tests: tuple[str, ...]) -> list[str]:
     return [line for line in listed.splitlines() if "::" in line and (escaped.search(line) or not line.isascii())]
 
 
+def _mangled(function: str) -> str:
+    """mutmut's name for a function: ``x_NAME`` for a module-level one, ``xǁCLASSǁNAME`` for a
+    method (``Host.platform``)."""
+    if "." in function:
+        cls, method = function.split(".", 1)
+        return f"x\u01c1{cls}\u01c1{method}"
+    return f"x_{function}"
+
+
 def function_patterns(modules: tuple[str, ...], functions: tuple[str, ...]) -> list[str]:
-    """mutmut name patterns for some module-level functions of the modules: mutmut names a mutant
+    """mutmut name patterns for some functions of the modules: mutmut names a mutant
     ``cudaenv.resolver.resolve.x_served_build__mutmut_3`` and the function its tests reach
     ``cudaenv.resolver.resolve.x_served_build``; a pattern ending ``x_NAME*`` selects both (and any
-    function whose name starts with NAME: the score counts only NAME's own mutants)."""
-    return [f"{module[:-3].replace('/', '.')}.x_{function}*" for module in modules for function in functions]
+    function whose name starts with NAME: the score counts only NAME's own mutants). A method is
+    named ``CLASS.NAME`` (``Host.platform``: mutmut's ``xǁHostǁplatform``)."""
+    return [f"{module[:-3].replace('/', '.')}.{_mangled(function)}*" for module in modules for function in functions]
 
 
 def of_functions(codes: dict[str, int | None], functions: tuple[str, ...]) -> dict[str, int | None]:
     """The verdicts of these functions' own mutants (all of them when no function is named)."""
     if not functions:
         return codes
-    return {k: c for k, c in codes.items() if re.search(r"\.x_(" + "|".join(map(re.escape, functions)) + r")__mutmut_\d+$", k)}
+    names = "|".join(re.escape(_mangled(f)) for f in functions)
+    return {k: c for k, c in codes.items() if re.search(r"\.(" + names + r")__mutmut_\d+$", k)}
 
 
 def run_group(name: str, work: Path, children: int, log, only: tuple[str, ...] = (),
@@ -341,8 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", action="append", default=[], metavar="PATH",
                         help="only these modules of the group(s) (repeatable), e.g. cudaenv/resolver/check.py")
     parser.add_argument("--function", action="append", default=[], metavar="NAME",
-                        help="only the mutants of these module-level functions of the --module(s) (repeatable), "
-                             "e.g. served_build: for a few functions of a large module")
+                        help="only the mutants of these functions of the --module(s) (repeatable), "
+                             "e.g. served_build, or Host.platform for a method: for a few functions of a large module")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--report-only", action="store_true",
                         help="do not run mutmut: score the verdicts already in the scratch copies (a run that was "

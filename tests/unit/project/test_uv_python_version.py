@@ -57,3 +57,28 @@ def test_uv_locks_torch_1_7_1_for_python_3_6_only_with_the_patch(tmp_path):
     assert compile_for(uv_python_version(torch)).returncode == 0
     bare = compile_for("3.6")
     assert bare.returncode != 0 and "3.6.2" in bare.stderr
+
+
+@pytest.mark.parametrize("base_image", ["registry.example/mybase", "nvidia/cuda:11.8.0-runtime-rockylinux9"],
+                         ids=["no-dash", "unknown-os"])
+def test_an_os_the_matrix_does_not_know_leaves_the_stacks_minor(base_image):
+    # a lock's stack may name any base image; Python from an OS archive the matrix has no release
+    # for is asked for as the stack's X.Y, never an error
+    from dataclasses import replace
+
+    old = replace(stack("3.6", tensorflow="==1.15.5"), base_image=base_image)
+    assert old.python_packages and uv_python_version(old) == "3.6"
+
+
+@pytest.mark.parametrize(("base_image", "arch", "expected"), [
+    ("nvidia/cuda:10.0-cudnn7-runtime-ubuntu18.04", "x86_64", "x86_64-manylinux_2_17"),
+    ("nvidia/cuda:10.0-runtime-ubuntu16.04", "x86_64", "x86_64-manylinux_2_17"),
+    ("nvidia/cuda:10.0-runtime-centos7", "aarch64", "aarch64-manylinux_2_17"),
+    ("nvidia/cuda:11.8.0-runtime-ubi7", "x86_64", "x86_64-manylinux_2_17"),
+    ("nvidia/cuda:12.4.1-runtime-ubuntu22.04", "x86_64", "x86_64-manylinux_2_28"),
+    ("nvidia/cuda:13.0.0-runtime-ubuntu24.04", "aarch64", "aarch64-manylinux_2_28"),
+], ids=["bionic", "xenial", "centos7-arm", "ubi7", "jammy", "noble-arm"])
+def test_the_platform_uv_locks_for_is_the_images(base_image, arch, expected):
+    from dataclasses import replace
+
+    assert manylinux_platform(replace(stack("3.12", torch="==2.6.0"), base_image=base_image, arch=arch)) == expected
