@@ -40,6 +40,16 @@ BASE_REPOSITORY = "cudaenv-base"
 HASH_TAG_PREFIX = "hash-"
 
 
+
+def build_platform(stack) -> str | None:
+    """``linux/arm64`` when the stack is for another CPU than this machine's (an aarch64 stack built
+    on x86_64 runs its RUN steps under binfmt_misc emulation); None for a native build, whose
+    request stays as it always was."""
+    from cudaenv.hosts.target import machine_arch
+    from cudaenv.resolver.model import OCI_ARCH
+
+    return None if machine_arch() == stack.arch else f"linux/{OCI_ARCH[stack.arch]}"
+
 def base_settings(stack: Stack, *, base_registry: str = "", ca_cert: bool = False, buildkit: bool = True,
                   python_index: str = "https://pypi.org/simple", framework_index: str | None = None) -> BuildSettings:
     return BuildSettings(
@@ -291,7 +301,6 @@ def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str
             outcomes.append(Outcome(item, "skipped", "already in the registry (same content hash)", existing))
             continue
         progress(f"building {item.name}")
-        from cudaenv.images.stackbase import build_platform
 
         try:
             with tempfile.TemporaryDirectory(prefix="cudaenv-publish-") as context:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from cudaenv.engine import BuildRequest, Engine, OutputCallback
 from cudaenv.matrix import Matrix
-from cudaenv.images.publish import BASE_REPOSITORY, content_hash, hash_tag, host_independent, readable_tags
+from cudaenv.images.publish import (BASE_REPOSITORY, build_platform, content_hash, hash_tag,  # noqa: F401 - build_platform: plan's
+                                    host_independent, readable_tags)
 from cudaenv.images.render import BuildSettings
 from cudaenv.resolver.model import Stack
 
@@ -60,16 +61,6 @@ def build_secrets(ca_cert: Path | None, netrc: str | None, secrets_dir: Path | N
         path.write_text(netrc)
         secrets["cudaenv_netrc"] = path
     return secrets
-
-
-def build_platform(stack: Stack) -> str | None:
-    """``linux/arm64`` when the stack is for another CPU than this machine's (an aarch64 stack built
-    on x86_64 runs its RUN steps under binfmt_misc emulation); None for a native build, whose
-    request stays as it always was."""
-    from cudaenv.hosts.target import machine_arch
-    from cudaenv.resolver.model import OCI_ARCH
-
-    return None if machine_arch() == stack.arch else f"linux/{OCI_ARCH[stack.arch]}"
 
 
 @dataclass(frozen=True)
