@@ -114,3 +114,12 @@ def test_a_pinned_build_that_exists_for_x86_64_only_names_the_aarch64_builds_of_
     assert problems[0]["message"] == ("torch 2.8.0+cu128 publishes no CUDA build for aarch64 (only for x86_64); "
                                       "torch 2.8.0 is built for aarch64 as +cu129")
     assert "()" not in " ".join(p["message"] for p in problems)
+
+
+@pytest.mark.parametrize("jax,jaxlib", [("0.4.37", "0.4.36"), ("0.5.2", "0.5.1")])
+def test_a_jax_release_without_a_jaxlib_of_its_own_runs_on_aarch64_through_the_one_it_installs(jax, jaxlib):
+    # jax 0.4.37 and 0.5.2 install jaxlib, jax-cuda12-plugin and jax-cuda12-pjrt 0.4.36 / 0.5.1, whose
+    # manylinux aarch64 wheels are on PyPI (cp310-cp313): not "no CUDA build for aarch64"
+    result = resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["GH200"])
+    assert result.ok and result.stack.arch == "aarch64", [p.message for p in result.problems]
+    assert result.stack.framework("jaxlib") == jaxlib
