@@ -123,3 +123,17 @@ def test_a_jax_release_without_a_jaxlib_of_its_own_runs_on_aarch64_through_the_o
     result = resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["GH200"])
     assert result.ok and result.stack.arch == "aarch64", [p.message for p in result.problems]
     assert result.stack.framework("jaxlib") == jaxlib
+
+
+@pytest.mark.parametrize("jax", ["0.4.23", "0.4.24", "0.4.27", "0.4.28"])
+def test_a_jax_release_that_needs_cudnn_8_9_is_not_an_aarch64_stack(jax):
+    # its jax-cuda12-plugin has aarch64 wheels, but [cuda12] requires nvidia-cudnn-cu12 8.9, which has
+    # none for aarch64 (PyPI: from 9.0.0.312): the lock could never install the stack resolve chose
+    result = resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["GH200"])
+    assert not result.ok and codes(result) == ["no-build-for-platform"]
+    assert resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["H100"]).ok  # x86_64 has cuDNN 8.9 wheels
+
+
+def test_on_aarch64_jax_starts_at_0_4_29_with_cudnn_9():
+    result = resolve_case(jax=">=0.4.23,<0.4.30", driver="580.65.06", gpus=["GH200"])
+    assert result.ok and result.stack.framework("jax") == "0.4.29" and result.stack.cudnn.startswith("9.")
