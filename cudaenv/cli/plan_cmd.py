@@ -108,6 +108,7 @@ def _lock_differences(project, stack) -> list[tuple[str, str]]:
     same stack."""
     from cudaenv.errors import UserError
     from cudaenv.project.lock import read_lock
+    from cudaenv.resolver.model import DEFAULT_ARCH
 
     try:
         lock = read_lock(project.lock_path)
@@ -116,6 +117,8 @@ def _lock_differences(project, stack) -> list[tuple[str, str]]:
     if lock is None:
         return []
     locked, found = lock.stack, []
+    if (locked.get("arch") or DEFAULT_ARCH) != stack.arch:  # its image is for another CPU than this host's
+        found.append((f"an {locked.get('arch') or DEFAULT_ARCH} stack", f'[target] arch = "{stack.arch}"'))
     if locked.get("python") != stack.python:
         found.append((f"Python {locked.get('python')}", f"Python {stack.python}"))
     if locked.get("cuda") != stack.cuda:

@@ -67,6 +67,7 @@ def node_gpu(matrix: Matrix, facts: NodeFacts) -> tuple[TargetGpu | None, tuple[
         caveats.append(f"GPU {facts.product} is not in the matrix: judged by its compute capability, as a "
                        "non-data-center GPU (no forward compatibility)")
     name = row.name if row else facts.product
+    row = row or matrix.jetson_only(cc)  # GFD's "Orin": sm_87 is a Jetson module on Jetson Linux
     return (TargetGpu(cc, name, arch.name if arch else None, row.datacenter if row else False,
                       row.host_arch if row else None, row.l4t if row else False), tuple(caveats))
 

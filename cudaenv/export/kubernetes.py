@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from cudaenv.resolver.model import OCI_ARCH
+from cudaenv.resolver.model import DEFAULT_ARCH, OCI_ARCH
 from cudaenv.errors import CudaenvError, UserError
 from cudaenv.export.placement import Requirement, Term, and_terms, architecture_terms, at_least_terms
 
@@ -116,6 +116,8 @@ def capability_runs(matrix, stack, cc: str, *, ptx_jit: bool) -> bool:
 
     if not toolkit_runs_on(matrix, stack.cuda, cc, ptx_jit=ptx_jit):
         return False
+    if stack.arch != DEFAULT_ARCH and matrix.jetson_only(cc) is not None:
+        return False  # an arm64 node with sm_87 is a Jetson Orin: Jetson Linux's CUDA, not the server image's
     return all(stack_build_runs_on(matrix, stack, name, sass, ptx, cc, ptx_jit=ptx_jit) is not False
                for name, sass, ptx in stack.gpu_targets)
 

@@ -120,7 +120,8 @@ def gpu_by_cc(matrix: Matrix, cc: str, *, where: str = "--compute-capability") -
     if arch is None:
         known = ", ".join(c for a in matrix.architectures for c in a.compute_capabilities)
         raise UserError(f"{where}: {cc} is not a known compute capability (known: {known})")
-    return TargetGpu(cc, None, arch.name, False)
+    jetson = matrix.jetson_only(cc)  # sm_87 is a Jetson Orin, and runs Jetson Linux's CUDA
+    return TargetGpu(cc, None, arch.name, False, jetson.host_arch if jetson else None, jetson is not None)
 
 
 def identify_gpu(matrix: Matrix, found: DetectedGpu) -> TargetGpu | None:
@@ -131,7 +132,9 @@ def identify_gpu(matrix: Matrix, found: DetectedGpu) -> TargetGpu | None:
     if cc is None:
         return None
     arch = matrix.architecture_of(cc)
-    return TargetGpu(cc, row.name if row else found.name, arch.name if arch else None, row.datacenter if row else False,
+    name = row.name if row else found.name
+    row = row or matrix.jetson_only(cc)  # a board the table does not name, with a capability only Jetson has
+    return TargetGpu(cc, name, arch.name if arch else None, row.datacenter if row else False,
                      row.host_arch if row else None, row.l4t if row else False)
 
 

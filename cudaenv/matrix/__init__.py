@@ -146,6 +146,13 @@ class Matrix:
 
         return match_gpu(name, self._gpu_index)
 
+    def jetson_only(self, compute_capability: str) -> model.Gpu | None:
+        """A Jetson-on-Jetson-Linux row (``l4t``) when every GPU with this compute capability is one
+        (8.7 is Orin's alone, 7.2 Xavier's, 6.2 TX2's, 5.3 Nano's): a GPU known only by that
+        capability is such a module, whatever its name or the CPU said beside it."""
+        rows = [g for g in self.gpus if g.compute_capability == compute_capability]
+        return rows[0] if rows and all(g.l4t for g in rows) else None
+
     def architecture_of(self, compute_capability: str) -> model.Architecture | None:
         return next((a for a in self.architectures if compute_capability in a.compute_capabilities), None)
 

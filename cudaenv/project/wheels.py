@@ -429,9 +429,10 @@ def no_python(matrix, constraints, host, result: Resolution, attempts: list[Atte
     return Resolution(stack=None, valid_cuda=(), problems=tuple(problems))
 
 
-# uv: "… and hydra-core==1.3.2 depends on antlr4-python3-runtime==4.9.*, we can conclude …"
-_DEPENDS_ON = re.compile(r"(?P<parent>[A-Za-z0-9][A-Za-z0-9._-]*(?:[=<>!~]=?[^\s,]+)?) depends on "
-                         r"(?P<child>[A-Za-z0-9][A-Za-z0-9._-]*(?:[=<>!~]=?[^\s,]+)?)")
+# uv: "… and hydra-core==1.3.2 depends on antlr4-python3-runtime==4.9.*, we can conclude …", with
+# the extras a requirement names ("jax[cuda12]==0.4.23 depends on nvidia-cudnn-cu12>=8.9")
+_DEPENDS_ON = re.compile(r"(?P<parent>[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\s]*\])?(?:[=<>!~]=?[^\s,]+)?) depends on "
+                         r"(?P<child>[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\s]*\])?(?:[=<>!~]=?[^\s,]+)?)")
 
 
 def _brought_by(missing: NoWheels) -> tuple[str, str] | None:

@@ -74,3 +74,19 @@ def test_following_the_plans_advice_makes_the_lock_agree(tmp_path):
     assert cli("lock", str(tmp_path / "a")).returncode == 0
     again = json.loads(cli("plan", str(tmp_path / "a"), str(tmp_path / "b"), *host, "--json").stdout)
     assert [p["lock_differs"] for p in again["projects"] if p["name"] == "a"] == [None]
+
+
+def test_a_lock_for_another_cpu_is_named_by_the_plan(tmp_path):
+    """A project locked for a Grace host (an aarch64 image) does not run on the plan's x86_64 host,
+    whatever its CUDA and Python: the plan says so instead of passing it over in silence."""
+    (tmp_path / "arm").mkdir()
+    (tmp_path / "arm" / "cudaenv.toml").write_text(
+        '[project]\nname = "arm"\npython = "3.11"\n\n[cuda]\nversion = "12.4"\n\n[build]\nflavor = "runtime"\n\n'
+        '[target]\ndriver = "550.54.15"\ngpus = ["A100"]\narch = "aarch64"\n')
+    locked = cli("lock", str(tmp_path / "arm"))  # a CUDA-only project locks offline
+    assert locked.returncode == 0, locked.stderr
+    host = ("--driver", "550.54.15", "--gpu", "A100", "--arch", "x86_64")
+    planned = json.loads(cli("plan", str(tmp_path / "arm"), *host, "--json").stdout)
+    assert planned["projects"][0]["lock_differs"] == "an aarch64 stack"
+    text = cli("plan", str(tmp_path / "arm"), *host).stdout
+    assert 'its cudaenv.lock has an aarch64 stack; to follow this plan, pin [target] arch = "x86_64"' in text

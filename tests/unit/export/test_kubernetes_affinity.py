@@ -352,3 +352,19 @@ def test_the_lower_driver_threshold_is_compared_as_a_version(monkeypatch):
     monkeypatch.setattr(driver_rules, "native_requirement", lambda matrix, cuda: None)
     monkeypatch.setattr(driver_rules, "minor_version_floor", lambda matrix, cuda: None)
     assert _driver_thresholds(MATRIX, REAL_STACKS["runtime-12.4"]) == (None, None)
+
+
+def test_an_arm64_image_is_not_placed_on_a_jetson_orin():
+    """An aarch64 stack's affinity asks for arm64 nodes; among those, sm_87 is a Jetson Orin, whose
+    CUDA is Jetson Linux's and not the server image's: `check --nodes` refuses it, so must the
+    affinity (Xavier's 7.2 falls below the builds' lists anyway)."""
+    stack = resolve(MATRIX, Constraints(cuda=parse_specifier("13.0"), flavor="runtime"), Host(arch="aarch64")).stack
+    assert stack.arch == "aarch64"
+    affinity = node_affinity(MATRIX, stack)
+
+    def arm64(cc):
+        return {**node_labels(("580", "95", "05"), cc, "new"), "kubernetes.io/arch": "arm64"}
+
+    assert not affinity_selects(affinity, arm64((8, 7)))
+    assert all(affinity_selects(affinity, arm64(cc)) for cc in ((8, 0), (8, 6), (8, 9), (9, 0), (12, 1)))
+    assert not affinity_selects(affinity, node_labels(("580", "95", "05"), (9, 0), "new"))  # an amd64 node

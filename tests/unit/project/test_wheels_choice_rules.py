@@ -593,6 +593,15 @@ def test_a_package_a_dependency_brings_names_that_dependency():
     assert brought("Antlr4_Python3_Runtime==4.9.3", detail) == ("hydra-core==1.3.2", "antlr4-python3-runtime==4.9.*")
 
 
+def test_a_parent_with_extras_is_named_by_its_package_not_its_version():
+    # uv writes the extras: "jax[cuda12]==0.4.23 depends on ..." (no cuDNN 8.9 wheel for aarch64)
+    detail = ("Because nvidia-cudnn-cu12>=8.9.0.131,<=8.9.7.29 has no wheels with a matching platform tag and "
+              "jax[cuda12]==0.4.23 depends on nvidia-cudnn-cu12>=8.9, we can conclude that jax[cuda12]==0.4.23 "
+              "cannot be used.")
+    assert brought("nvidia-cudnn-cu12>=8.9.0.131,<=8.9.7.29", detail) == ("jax[cuda12]==0.4.23",
+                                                                          "nvidia-cudnn-cu12>=8.9")
+
+
 def test_only_a_dependency_on_the_culprit_itself_counts():
     detail = "omegaconf==2.3 depends on pyyaml>=5.1, and antlr4==4.9 depends on antlr4==4.9.3, and x depends on antlr4"
     assert brought("antlr4==4.9.3", detail) == ("x", "antlr4")

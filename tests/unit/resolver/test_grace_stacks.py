@@ -114,3 +114,26 @@ def test_a_pinned_build_that_exists_for_x86_64_only_names_the_aarch64_builds_of_
     assert problems[0]["message"] == ("torch 2.8.0+cu128 publishes no CUDA build for aarch64 (only for x86_64); "
                                       "torch 2.8.0 is built for aarch64 as +cu129")
     assert "()" not in " ".join(p["message"] for p in problems)
+
+
+@pytest.mark.parametrize("jax,jaxlib", [("0.4.37", "0.4.36"), ("0.5.2", "0.5.1")])
+def test_a_jax_release_without_a_jaxlib_of_its_own_runs_on_aarch64_through_the_one_it_installs(jax, jaxlib):
+    # jax 0.4.37 and 0.5.2 install jaxlib, jax-cuda12-plugin and jax-cuda12-pjrt 0.4.36 / 0.5.1, whose
+    # manylinux aarch64 wheels are on PyPI (cp310-cp313): not "no CUDA build for aarch64"
+    result = resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["GH200"])
+    assert result.ok and result.stack.arch == "aarch64", [p.message for p in result.problems]
+    assert result.stack.framework("jaxlib") == jaxlib
+
+
+@pytest.mark.parametrize("jax", ["0.4.23", "0.4.24", "0.4.27", "0.4.28"])
+def test_a_jax_release_that_needs_cudnn_8_9_is_not_an_aarch64_stack(jax):
+    # its jax-cuda12-plugin has aarch64 wheels, but [cuda12] requires nvidia-cudnn-cu12 8.9, which has
+    # none for aarch64 (PyPI: from 9.0.0.312): the lock could never install the stack resolve chose
+    result = resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["GH200"])
+    assert not result.ok and codes(result) == ["no-build-for-platform"]
+    assert resolve_case(jax=f"=={jax}", driver="580.65.06", gpus=["H100"]).ok  # x86_64 has cuDNN 8.9 wheels
+
+
+def test_on_aarch64_jax_starts_at_0_4_29_with_cudnn_9():
+    result = resolve_case(jax=">=0.4.23,<0.4.30", driver="580.65.06", gpus=["GH200"])
+    assert result.ok and result.stack.framework("jax") == "0.4.29" and result.stack.cudnn.startswith("9.")

@@ -179,3 +179,30 @@ def test_init_leaves_out_an_architecture_the_gpus_imply(tmp_path):
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "cudaenv.toml").read_text()
     assert 'gpus = ["GH200"]' in text and "arch =" not in text
+
+
+@pytest.mark.parametrize("cc", ["8.7", "7.2", "6.2", "5.3"])
+def test_a_capability_only_jetson_modules_have_is_refused_like_the_module(cc):
+    # NVIDIA's CUDA GPUs pages list sm_87 for Jetson Orin alone (7.2 Xavier, 6.2 TX2, 5.3 Nano): a
+    # GPU given by that capability runs Jetson Linux's CUDA, with or without --arch
+    for arch in ((), ("--arch", "aarch64")):
+        code, result = _cli("resolve", "--torch", "any", "--driver", "580.65.06", "--compute-capability", cc, *arch)
+        assert code == 1 and result["problems"][0]["code"] == "host-platform-unsupported", result
+
+
+def test_a_kubernetes_node_whose_gpu_product_is_not_in_the_matrix_but_has_orins_capability_is_refused():
+    from cudaenv.cluster.facts import NodeFacts
+    from cudaenv.cluster.verdicts import judge
+
+    stack = resolve(matrix(), constraints(torch="==2.12.0"), Host("580.65.06", (), "aarch64")).stack
+    facts = NodeFacts(name="orin", source="kubernetes", driver="580.65.06", product="Orin", compute_capability="8.7",
+                      gpu_count=1, capacity=1, allocatable=1, labels="new", arch="aarch64")
+    verdict = judge(matrix(), stack, facts)
+    assert not verdict.compatible
+    assert verdict.reasons[0].startswith("Orin (sm_87) is a Jetson module")
+
+
+def test_a_capability_other_gpus_share_is_not_taken_for_a_jetson():
+    code, result = _cli("resolve", "--torch", "any", "--driver", "580.65.06", "--compute-capability", "8.6",
+                        "--arch", "aarch64")
+    assert code == 0 and result["stack"]["arch"] == "aarch64"
