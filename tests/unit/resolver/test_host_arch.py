@@ -206,3 +206,41 @@ def test_a_capability_other_gpus_share_is_not_taken_for_a_jetson():
     code, result = _cli("resolve", "--torch", "any", "--driver", "580.65.06", "--compute-capability", "8.6",
                         "--arch", "aarch64")
     assert code == 0 and result["stack"]["arch"] == "aarch64"
+
+
+# A lock's stack names its CPU (and the packages built from source, the OS Python, the init): read
+# back by Stack.from_dict exactly as written, and anything else is refused naming the field.
+_LOCKED = {"python": "3.12", "cuda": "13.0", "flavor": "runtime", "base_image": "nvidia/cuda:13.0.0-runtime-ubuntu24.04"}
+
+
+def test_a_locked_stacks_optional_fields_read_back_as_written():
+    from cudaenv.resolver.model import Stack
+
+    data = dict(_LOCKED, arch="aarch64", init="dumb-init", python_packages=["python3.12-venv"],
+                source_builds=["mypkg"])
+    stack = Stack.from_dict(data)
+    assert (stack.arch, stack.init, stack.python_packages, stack.source_builds) == (
+        "aarch64", "dumb-init", ("python3.12-venv",), ("mypkg",))
+    assert Stack.from_dict(stack.as_dict()) == stack
+    plain = Stack.from_dict(dict(_LOCKED))
+    assert (plain.arch, plain.init, plain.python_packages, plain.source_builds) == ("x86_64", "tini", (), ())
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("arch", "ppc64le", "stack.arch must be one of x86_64, aarch64, got 'ppc64le'"),
+    ("arch", "arm64", "stack.arch must be one of x86_64, aarch64, got 'arm64'"),
+    ("init", "systemd", "stack.init must be one of tini, dumb-init, got 'systemd'"),
+    ("python_packages", ["python3.6", "bad name"],
+     "stack.python_packages must be a list of Debian package names, got ['python3.6', 'bad name']"),
+    ("python_packages", "python3.6", "stack.python_packages must be a list of Debian package names, got 'python3.6'"),
+    ("source_builds", ["ok", "--no-deps x"], "stack.source_builds must be a list of package names, got ['ok', '--no-deps x']"),
+    ("source_builds", "mypkg", "stack.source_builds must be a list of package names, got 'mypkg'"),
+    ("source_builds", [3], "stack.source_builds must be a list of package names, got [3]"),
+], ids=["arch-ppc", "arch-arm64-spelling", "init", "python-packages-name", "python-packages-string",
+        "source-builds-option", "source-builds-string", "source-builds-number"])
+def test_a_locked_stacks_field_is_refused_naming_it(field, value, message):
+    from cudaenv.resolver.model import Stack
+
+    with pytest.raises(ValueError) as caught:
+        Stack.from_dict(dict(_LOCKED, **{field: value}))
+    assert str(caught.value) == message
