@@ -140,3 +140,20 @@ def split_local_build(text: str) -> tuple[str, str | None]:
     if not match:
         return text, None
     return f"=={match.group(2)}", f"{int(match.group(3))}.{match.group(4)}"
+
+
+# PEP 508 marker variables of a Linux CPython image (x86_64 unless the target's platform is given):
+# the one environment init, the lock, the matrix reader and the resolver evaluate markers in
+LINUX_X86_64 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
+                "os_name": "posix", "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+
+
+def marker_holds(marker, python: str, machine: str = "x86_64") -> bool:
+    """The marker on the image's platform for CPython ``python``: X.Y.0, as uv's --python-version
+    reads it (so init and the lock agree); nothing is taken from the machine cudaenv runs on."""
+    env = dict(LINUX_X86_64, platform_machine=machine, python_version=python, python_full_version=f"{python}.0",
+               implementation_version=f"{python}.0", platform_release="", platform_version="")
+    try:
+        return marker.evaluate(env)
+    except Exception:  # noqa: BLE001 - an undefined comparison is no match, as in pip
+        return False

@@ -27,11 +27,9 @@ from packaging.version import InvalidVersion, Version
 
 from cudaenv import __version__
 from cudaenv.errors import CudaenvError
-from cudaenv.versions import numeric_key
+from cudaenv.versions import LINUX_X86_64, numeric_key
 
 USER_AGENT = f"cudaenv/{__version__} (matrix update)"
-LINUX_X86_64 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
-                "os_name": "posix", "implementation_name": "cpython", "platform_python_implementation": "CPython"}
 
 
 class FetchError(CudaenvError):

@@ -34,12 +34,11 @@ from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaenv.project.locate import ConfigError
+from cudaenv.versions import LINUX_X86_64, marker_holds  # noqa: F401 - re-exported: callers import them from here
 
 SAFE_MOUNT_PATH = re.compile(r"[A-Za-z0-9._+/-]{1,255}")
 WHITESPACE_RUN = re.compile(r"[ \t]{64,}")
 MAX_DEPTH = 16  # -r chains deeper than this are a loop in disguise or a generated maze
-LINUX_X86_64 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
-                "os_name": "posix", "implementation_name": "cpython", "platform_python_implementation": "CPython"}
 # ${NAME} as pip expands it (upper case, digits, underscore): pip substitutes the environment
 ENV_VARIABLE = re.compile(r"\$\{[A-Z0-9_]+\}")
 URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -84,17 +83,6 @@ class Line:
 
 
 CANDIDATE_PYTHONS = tuple(f"3.{minor}" for minor in range(20, 5, -1))  # newest first
-
-
-def marker_holds(marker: Marker, python: str) -> bool:
-    """The marker on the image's platform for CPython ``python``: X.Y.0, as uv's --python-version
-    reads it (so init and the lock agree); nothing is taken from the machine cudaenv runs on."""
-    env = dict(LINUX_X86_64, python_version=python, python_full_version=f"{python}.0",
-               implementation_version=f"{python}.0", platform_release="", platform_version="")
-    try:
-        return marker.evaluate(env)
-    except Exception:  # noqa: BLE001 - an undefined comparison is no match, as in pip
-        return False
 
 
 @dataclass(frozen=True)

@@ -624,14 +624,13 @@ def source_builds_for(chosen: list[Build], python: str, platform: str) -> tuple[
     """The names among the builds' ``source_builds`` whose marker holds for this Python and platform."""
     from packaging.requirements import Requirement
 
-    environment = {"python_version": python, "python_full_version": f"{python}.0", "platform_machine": platform,
-                   "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
-                   "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+    from cudaenv.versions import marker_holds
+
     names = set()
     for build in chosen:
         for entry in build.source_builds:
             requirement = Requirement(entry)  # the loader checked it
-            if requirement.marker is None or requirement.marker.evaluate(environment):
+            if requirement.marker is None or marker_holds(requirement.marker, python, platform):
                 names.add(requirement.name)
     return tuple(sorted(names))
 
