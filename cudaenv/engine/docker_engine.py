@@ -399,6 +399,13 @@ class DockerEngine(Engine):
     def _daemon_id(self) -> str:
         return str(self._daemon_info().get("ID", ""))
 
+    def gpu_access(self) -> str:
+        """``cdi`` when this daemon injects CDI devices and its spec directories offer NVIDIA GPUs."""
+        from cudaenv.hosts import cdi
+
+        dirs = cdi.daemon_cdi_dirs(self._daemon_info())
+        return "cdi" if dirs and cdi.read_specs(dirs).of_kind() else "legacy"
+
     def _with_gpu_route(self, spec: ContainerSpec) -> ContainerSpec:
         """The spec with its GPUs as CDI device names when this daemon injects CDI devices
         (``CDISpecDirs`` in its info, Docker 25+ with the ``cdi`` feature) and its spec directories

@@ -192,6 +192,25 @@ def device_names(devices: Mapping[str, CdiDevice], *, count: int | None = None,
     return tuple(devices[name].qualified for name in indexed[:count])
 
 
+def request_names(kind: str, value, devices: Mapping[str, CdiDevice] | None = None) -> tuple[str, ...]:
+    """CDI names for a ``--gpus``-style request (``all``, ``count`` N, ``ids``, ``auto`` [N]) as an
+    export writes them for a CDI host. With ``devices`` (this host's specs) every name is checked
+    against them; without, the names are the ones ``nvidia-ctk cdi generate`` writes by default
+    (``all`` and one per index), for a host this machine cannot see."""
+    if kind == "none":
+        return ()
+    if kind == "ids":
+        ids = tuple(str(i) for i in value)
+        bad = [i for i in ids if not _DEVICE_NAME.match(i)]
+        if bad:
+            raise CdiError(f"--gpus: {bad[0]!r} is not a CDI device name (letters, digits, '_', '.', ':' or '-')")
+        return device_names(devices, device_ids=ids) if devices else tuple(f"{GPU_KIND}={i}" for i in dict.fromkeys(ids))
+    count = int(value) if kind == "count" or (kind == "auto" and isinstance(value, int)) else -1
+    if devices:
+        return device_names(devices, count=count)
+    return (f"{GPU_KIND}=all",) if count < 0 else tuple(f"{GPU_KIND}={i}" for i in range(count))
+
+
 def stale_devices(devices: Mapping[str, CdiDevice],
                   exists: Callable[[str], bool] = os.path.exists) -> list[tuple[CdiDevice, tuple[str, ...]]]:
     """Devices whose device nodes this host no longer has: each with the missing paths. An engine

@@ -172,3 +172,34 @@ def test_a_docker_daemon_injects_cdi_only_when_its_info_lists_spec_dirs():
     assert cdi.daemon_cdi_dirs({"ID": "x"}) == ()  # Docker before 25: no CDI
     assert cdi.daemon_cdi_dirs(None) == ()
     assert cdi.daemon_cdi_dirs({"CDISpecDirs": "/etc/cdi"}) == ()
+
+
+@pytest.mark.parametrize("kind, value, expected", [
+    ("none", None, ()),
+    ("all", None, ("nvidia.com/gpu=all",)),
+    ("auto", None, ("nvidia.com/gpu=all",)),
+    ("count", 2, ("nvidia.com/gpu=0", "nvidia.com/gpu=1")),
+    ("auto", 1, ("nvidia.com/gpu=0",)),
+    ("ids", ("1", "GPU-ab", "1"), ("nvidia.com/gpu=1", "nvidia.com/gpu=GPU-ab")),
+])
+def test_an_export_for_a_host_this_machine_cannot_see_uses_nvidia_ctks_default_names(kind, value, expected):
+    assert cdi.request_names(kind, value) == expected
+
+
+def test_an_export_checks_the_names_against_this_hosts_specs(tmp_path):
+    assert cdi.request_names("count", 1, gpus(tmp_path)) == ("nvidia.com/gpu=0",)
+    with pytest.raises(cdi.CdiError, match="'7' is not a nvidia.com/gpu device"):
+        cdi.request_names("ids", ("7",), gpus(tmp_path))
+
+
+def test_a_device_id_outside_the_cdi_name_grammar_never_reaches_a_file():
+    with pytest.raises(cdi.CdiError, match=r"'0 --privileged' is not a CDI device name"):
+        cdi.request_names("ids", ("0 --privileged",))
+
+
+def test_export_gpu_access_legacy_or_no_gpus_means_no_cdi():
+    from cudaenv.export.gpu_access import cdi_specs_for
+
+    assert cdi_specs_for("legacy", True) is None
+    assert cdi_specs_for("cdi", False) is None
+    assert isinstance(cdi_specs_for("cdi", True), dict)
