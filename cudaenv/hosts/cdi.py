@@ -97,10 +97,12 @@ def parse_spec(text: str, path: str) -> tuple[list[CdiDevice], str | None]:
             import yaml
 
             data = yaml.safe_load(text)
-    except (ValueError, RecursionError) as exc:
-        return [], f"{path}: not valid JSON: {str(exc).splitlines()[0][:120]}"
+    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+        return [], f"{path}: not valid JSON: {exc}"
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError and its kin: any unreadable spec is reported
-        return [], f"{path}: not valid YAML: {str(exc).splitlines()[0][:120]}"
+        problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        return [], f"{path}: not valid YAML: {problem or type(exc).__name__}{where}"
     if not isinstance(data, dict):
         return [], f"{path}: expected a CDI spec (a mapping with cdiVersion, kind and devices)"
     if not isinstance(data.get("cdiVersion"), str):
@@ -167,7 +169,7 @@ def device_names(devices: Mapping[str, CdiDevice], *, count: int | None = None,
     ``0:1``). A request the specs cannot serve is a CdiError that names what they offer and how
     to regenerate them, never a container without its GPUs."""
     wanted = list(device_ids)
-    offered = ", ".join(sorted(devices)) or "none"
+    offered = ", ".join(sorted(devices))
     where = f"the CDI specs ({', '.join(sorted({d.spec for d in devices.values()})) or ' and '.join(SPEC_DIRS)})"
     if not devices:
         raise CdiError(f"no {kind} devices in {where}: generate a spec with `{GENERATE_HELP}`")

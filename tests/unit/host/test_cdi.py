@@ -203,3 +203,121 @@ def test_export_gpu_access_legacy_or_no_gpus_means_no_cdi():
     assert cdi_specs_for("legacy", True) is None
     assert cdi_specs_for("cdi", False) is None
     assert isinstance(cdi_specs_for("cdi", True), dict)
+
+
+def only_problem(tmp_path, text, name="bad.yaml"):
+    write(tmp_path / "etc", name, text)
+    specs = cdi.read_specs([tmp_path / "etc"])
+    assert specs.devices == ()
+    (problem,) = specs.problems
+    return problem.removeprefix(str(tmp_path / "etc" / name) + ": ")
+
+
+def test_yaml_and_json_errors_say_what_and_where(tmp_path):
+    assert only_problem(tmp_path, "cdiVersion: [") == (
+        "not valid YAML: expected the node content, but found '<stream end>' (line 1, column 14)")
+    assert only_problem(tmp_path / "j", '{"cdiVersion":', name="bad.json") == (
+        "not valid JSON: Expecting value: line 1 column 15 (char 14)")
+
+
+def test_a_json_spec_is_read_as_json_which_allows_tabs_that_yaml_refuses(tmp_path):
+    spec = '{\n\t"cdiVersion": "0.5.0",\n\t"kind": "nvidia.com/gpu",\n\t"devices": [{"name": "0"}]\n}\n'
+    write(tmp_path / "etc", "nvidia.json", spec)
+    assert list(cdi.read_specs([tmp_path / "etc"]).of_kind()) == ["0"]
+
+
+def test_bad_kinds_and_names_are_quoted_and_shortened_in_the_message(tmp_path):
+    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu!\ndevices: [{name: '0'}]\n") == (
+        "kind: expected vendor/class such as 'nvidia.com/gpu', got 'nvidia.com/gpu!'")
+    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia!/gpu\ndevices: [{name: '0'}]\n").startswith("kind: ")
+    long_name = "x" * 59 + "!" + "y" * 10
+    assert only_problem(tmp_path, f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{{name: '{long_name}'}}]\n") == (
+        f"devices[1].name: expected letters, digits, '_', '.', ':' or '-', got '{long_name[:60]}'")
+    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: ['0']\n") == (
+        "devices[1].name: expected letters, digits, '_', '.', ':' or '-', got 'None'")
+
+
+def test_a_device_node_without_a_usable_path_is_left_out(tmp_path):
+    text = ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n  containerEdits:\n    deviceNodes:\n"
+            "    - path: 5\n    - hostPath: ''\n      path: /dev/nvidia0\n    - x\n")
+    assert gpus(tmp_path, text)["0"].device_nodes == ("/dev/nvidia0",)
+
+
+def test_a_huge_file_is_not_read_and_the_next_file_still_is(tmp_path):
+    write(tmp_path / "etc", "a.yaml", "#" * (cdi.MAX_SPEC_BYTES + 1))
+    write(tmp_path / "etc", "b.yaml", NVIDIA_CTK_SPEC)
+    specs = cdi.read_specs([tmp_path / "etc"])
+    assert specs.problems == (f"{tmp_path / 'etc' / 'a.yaml'}: larger than 4 MiB: not a CDI spec",)
+    assert "0" in specs.of_kind()
+
+
+def test_every_message_names_the_spec_files_or_the_default_directories(tmp_path):
+    write(tmp_path / "etc", "a.yaml", NVIDIA_CTK_SPEC)
+    write(tmp_path / "etc", "b.yaml", "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '7'}]\n")
+    devices = cdi.read_specs([tmp_path / "etc"]).of_kind()
+    with pytest.raises(cdi.CdiError) as caught:
+        cdi.device_names(devices, device_ids=("8", "9"))
+    assert str(caught.value).startswith(f"--gpus: '8', '9' is not a nvidia.com/gpu device in the CDI specs "
+                                        f"({tmp_path / 'etc' / 'a.yaml'}, {tmp_path / 'etc' / 'b.yaml'}) (it offers: ")
+    with pytest.raises(cdi.CdiError) as caught:
+        cdi.device_names({}, count=1)
+    assert str(caught.value) == ("no nvidia.com/gpu devices in the CDI specs (/etc/cdi and /var/run/cdi): "
+                                 "generate a spec with `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`")
+
+
+def test_all_without_an_all_device_or_index_names_is_refused_naming_what_there_is(tmp_path):
+    devices = gpus(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: GPU-ab}]\n")
+    with pytest.raises(cdi.CdiError) as caught:
+        cdi.device_names(devices, count=-1)
+    assert str(caught.value) == (f"--gpus all: the CDI specs ({tmp_path / 'etc' / 'nvidia.yaml'}) have no 'all' device "
+                                 "and no GPU named by index (it offers: GPU-ab)")
+    with pytest.raises(cdi.CdiError, match=r"offer 0 GPUs by index \(none\)$"):
+        cdi.device_names(devices, count=1)
+
+
+def test_a_count_of_zero_is_no_gpu_and_one_too_many_says_gpu_in_the_singular(tmp_path):
+    devices = gpus(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0'}, {name: all}]\n")
+    assert cdi.device_names(devices, count=0) == ()
+    assert cdi.request_names("count", 0) == ()
+    with pytest.raises(cdi.CdiError, match=r"--gpus 2: .* offer 1 GPU by index \(0\)$"):
+        cdi.device_names(devices, count=2)
+
+
+def test_empty_spec_dirs_in_a_daemons_info_are_not_dirs():
+    assert cdi.daemon_cdi_dirs({"CDISpecDirs": ["", "/etc/cdi", 5]}) == ("/etc/cdi",)
+
+
+def test_a_control_character_is_a_yaml_reader_error_reported_without_a_position(tmp_path):
+    assert only_problem(tmp_path, "cdiVersion: 0.5.0\x07\n") == "not valid YAML: ReaderError"
+
+
+def test_a_long_kind_is_shortened_in_the_message(tmp_path):
+    kind = "v" * 70 + "!/gpu"
+    assert only_problem(tmp_path, f"cdiVersion: 0.5.0\nkind: {kind}\ndevices: [{{name: '0'}}]\n") == (
+        f"kind: expected vendor/class such as 'nvidia.com/gpu', got '{kind[:60]}'")
+
+
+def test_a_spec_of_exactly_the_size_limit_is_read(tmp_path):
+    text = NVIDIA_CTK_SPEC + "#"
+    write(tmp_path / "etc", "nvidia.yaml", text + "x" * (cdi.MAX_SPEC_BYTES - len(text.encode())))
+    assert (tmp_path / "etc" / "nvidia.yaml").stat().st_size == cdi.MAX_SPEC_BYTES
+    assert "all" in cdi.read_specs([tmp_path / "etc"]).of_kind()
+
+
+def test_after_an_unreadable_file_or_a_missing_directory_the_rest_is_still_read(tmp_path):
+    write(tmp_path / "etc", "a.yaml", "").write_bytes(b"\xff")
+    write(tmp_path / "etc", "b.yaml", NVIDIA_CTK_SPEC)
+    specs = cdi.read_specs([tmp_path / "missing", tmp_path / "etc"])
+    assert specs.files == (str(tmp_path / "etc" / "b.yaml"),)
+    assert "0" in specs.of_kind()
+
+
+def test_a_file_the_os_refuses_is_a_problem_with_the_os_reason(tmp_path, monkeypatch):
+    write(tmp_path / "etc", "nvidia.yaml", NVIDIA_CTK_SPEC)
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", refuse)  # root reads every file: the refusal is simulated
+    assert cdi.read_specs([tmp_path / "etc"]).problems == (
+        f"{tmp_path / 'etc' / 'nvidia.yaml'}: unreadable: Permission denied",)
