@@ -164,7 +164,7 @@ def cdi_check(gpus, docker_info: dict | None, dirs=None) -> Check:
         return Check(name, False, f"stale: {'; '.join(dict.fromkeys(stale))} in {files}: containers asking for "
                                   "them fail to start",
                      f"regenerate the spec: `{cdi.GENERATE_HELP}`")
-    listed = ", ".join(sorted(devices, key=lambda n: (not n.isdigit(), n.zfill(8))))
+    listed = ", ".join(sorted(devices, key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n)))
     detail = f"{files} offer {listed}"
     if docker_info is not None:
         if cdi.daemon_cdi_dirs(docker_info):
@@ -183,7 +183,7 @@ def reload_safety_check(docker_info: dict | None, gpus) -> Check | None:
 
     if not gpus or docker_info is None or cdi.daemon_cdi_dirs(docker_info):
         return None
-    if str(docker_info.get("CgroupDriver", "")) != "systemd":
+    if docker_info.get("CgroupDriver") != "systemd":
         return None
     return Check("GPUs across daemon-reload", False,
                  "Docker uses the systemd cgroup driver with the legacy NVIDIA hook: running containers lose "
