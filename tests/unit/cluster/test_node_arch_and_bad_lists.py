@@ -364,3 +364,27 @@ def test_slurm_errors_name_the_file_they_were_read_from(tmp_path):
     with pytest.raises(NodesInputError) as caught:
         read_nodes(str(path))
     assert str(caught.value).startswith(f"{path}: node g1: gres:") and caught.value.file == str(path)
+
+
+def test_a_grace_node_labelled_arm64_is_refused_once_in_the_nodes_own_words(matrix):
+    """The GH200 row's "only comes in aarch64 hosts" and the stack's wrong-CPU reason say what the
+    node's arm64 label already said: the verdict keeps that one reason, and the GPU's other facts."""
+    obj = with_labels(node("a100-r535"), **{"nvidia.com/gpu.product": "NVIDIA-GH200-480GB",
+                                            "nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0",
+                                            "kubernetes.io/arch": "arm64", "beta.kubernetes.io/arch": "arm64"})
+    verdict = judge(matrix, configured_torch_stack(matrix), read_one(obj))
+    assert (verdict.compatible, verdict.mode) == (False, None)
+    assert verdict.reasons == ("the node's CPU is aarch64; the image is built for x86_64 (its base image and "
+                               "framework wheels), so it cannot start there",)
+
+
+def test_a_node_without_an_arch_keeps_its_gpu_caveats_beside_the_arch_one(matrix):
+    from dataclasses import replace
+
+    facts = replace(read_one(node("a100-r535")), arch=None, product="NVIDIA-Z9000", compute_capability="8.0")
+    verdict = judge(matrix, configured_torch_stack(matrix), facts)
+    assert verdict.caveats[:2] == (
+        "GPU NVIDIA-Z9000 is not in the matrix: judged by its compute capability, as a non-data-center GPU "
+        "(no forward compatibility)",
+        "the node states no CPU architecture (no kubernetes.io/arch label): checked as x86_64, the CPU the image is "
+        "built for")
