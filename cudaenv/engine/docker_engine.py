@@ -377,11 +377,10 @@ class DockerEngine(Engine):
         self._info_ahead = (thread, answer)
 
     def _daemon_info(self) -> dict:
-        """The daemon's ``/info``, asked once per engine (the warm-up's answer when it has one)."""
+        """The daemon's ``/info``: the warm-up's answer once when it has one, else asked anew (a
+        long-lived process may outlive the daemon it first asked)."""
         from cudaenv.engine import api
 
-        if "_info" in self.__dict__:
-            return self._info
         info = None
         ahead = self.__dict__.pop("_info_ahead", None)
         if ahead is not None:
@@ -393,8 +392,7 @@ class DockerEngine(Engine):
                 info = api.checked("GET", "/info")
             except (api.Unavailable, api.ApiError):
                 info = self.client.info()
-        self._info = info if isinstance(info, dict) else {}
-        return self._info
+        return info if isinstance(info, dict) else {}
 
     def _daemon_id(self) -> str:
         return str(self._daemon_info().get("ID", ""))

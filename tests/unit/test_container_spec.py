@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cudaenv.engine import ContainerSpec, GpuRequest, Mount
 from cudaenv.engine.docker_engine import create_kwargs
 
@@ -59,7 +61,8 @@ def daemon_with_cdi(tmp_path: Path, info_dirs):
     (spec_dir / "nvidia.yaml").write_text(
         "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n- name: '1'\n- name: all\n")
     engine = DockerEngine()
-    engine._info = {"ID": "test", "CDISpecDirs": [str(spec_dir)] if info_dirs else []}
+    info = {"ID": "test", "CDISpecDirs": [str(spec_dir)] if info_dirs else []}
+    engine._daemon_info = lambda: info  # the daemon's answer, as Docker 25+ with and without CDI gives it
     return engine
 
 
@@ -80,6 +83,7 @@ def test_a_daemon_without_cdi_keeps_the_legacy_nvidia_request(tmp_path: Path):
 def test_a_container_without_gpus_never_asks_the_daemon_about_cdi():
     from cudaenv.engine.docker_engine import DockerEngine
 
-    engine = DockerEngine()  # no _info: asking would need a daemon
+    engine = DockerEngine()
+    engine._daemon_info = lambda: pytest.fail("asked the daemon")
     spec = ContainerSpec(image="x")
     assert engine._with_gpu_route(spec) is spec
