@@ -206,10 +206,10 @@ def docker_answers(timeout: float = 2.0) -> bool | None:
     if api.endpoint() is None:
         return None
     try:
-        status, _answer = api.request("GET", "/_ping", timeout=timeout)
+        status, answer = api.request("GET", "/version", timeout=timeout)  # /_ping answers "OK", not JSON
     except (api.Unavailable, TimeoutError, OSError):
         return False
-    return status == 200
+    return status == 200 and isinstance(answer, dict) and "podman" not in str(answer.get("Components", "")).lower()
 
 
 def choose_engine(environ: Mapping[str, str] | None = None) -> Choice:

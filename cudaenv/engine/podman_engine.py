@@ -202,7 +202,8 @@ def create_argv(spec: ContainerSpec, *, rootless: bool, pinned: Mapping[str, tup
 def build_argv(request: BuildRequest, dockerfile: str, iidfile: str, ignorefile: str | None,
                pinned: Mapping[str, tuple[int, int]] | None = None, *, pull: bool | None = None) -> list[str]:
     """The ``podman build`` arguments (buildah: cache mounts and ``--secret`` as BuildKit has them)."""
-    argv = ["build", "--layers", "--iidfile", iidfile, "-f", dockerfile]
+    # --format docker: the OCI format drops SHELL (the templates' bash -o pipefail) and HEALTHCHECK
+    argv = ["build", "--format", "docker", "--layers", "--iidfile", iidfile, "-f", dockerfile]
     for tag in request.tags:
         argv += ["-t", tag]
     for key, value in sorted(request.build_args.items()):
@@ -281,8 +282,13 @@ class PodmanEngine(Engine):
     name = "podman"
     attaches = True
 
-    def __init__(self, cli: str | None = None) -> None:
+    def __init__(self, cli: str | None = None, *, prefix: Sequence[str] = (), rootless: bool | None = None) -> None:
+        """``prefix`` runs podman through another command (``runuser -u USER --``: the suite drives
+        a rootless user's Podman this way), ``rootless`` then says whose Podman it is."""
         self._cli = cli
+        self._prefix = tuple(prefix)
+        if rootless is not None:
+            self.rootless = rootless
         self._waiters: dict[str, subprocess.Popen] = {}
         self._attached: dict[str, subprocess.Popen] = {}
 
@@ -296,6 +302,11 @@ class PodmanEngine(Engine):
                               "RHEL/Fedora: `sudo dnf install podman`) or choose Docker (--engine docker)")
         return found
 
+    @property
+    def argv0(self) -> list[str]:
+        """The command line that runs podman (its binary, after any ``prefix``)."""
+        return [*self._prefix, self.cli]
+
     @cached_property
     def rootless(self) -> bool:
         """Podman runs rootless exactly when its caller is not root (no remote connection is used)."""
@@ -304,7 +315,7 @@ class PodmanEngine(Engine):
     def _podman(self, *args: str, input: bytes | None = None, timeout: float | None = 600,
                 check: bool = True, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
         try:
-            proc = subprocess.run([self.cli, *args], input=input, capture_output=True, timeout=timeout,
+            proc = subprocess.run([*self.argv0, *args], input=input, capture_output=True, timeout=timeout,
                                   env=None if env is None else dict(env))
         except OSError as exc:
             raise EngineError(f"could not run podman ({self.cli}): {exc}") from exc
@@ -338,7 +349,7 @@ class PodmanEngine(Engine):
             where = f"{self.cli}:{stat.st_mtime_ns}"
         except OSError:
             where = self.cli
-        return f"podman|{where}|uid={os.geteuid()}"
+        return f"podman|{where}|{' '.join(self._prefix)}|uid={os.geteuid()}|rootless={self.rootless}"
 
     def ceilings(self, image: str) -> dict[str, int] | None:
         """The hard limits this engine can hand to a container (what its ``conmon`` holds, read from
@@ -360,7 +371,7 @@ class PodmanEngine(Engine):
                  (("nofile", resource.RLIMIT_NOFILE), ("nproc", resource.RLIMIT_NPROC))}
         argv = ["run", "--rm", "--pid=host", "--network=none", "--log-driver=none"]
         argv += [item for name, value in start.items() for item in ("--ulimit", f"{name}={value}:{value}")]
-        argv += ["--entrypoint", "/bin/sh", "--", image, "-c", "cat /proc/$PPID/limits"]
+        argv += ["--user", "0:0", "--entrypoint", "/bin/sh", "--", image, "-c", "cat /proc/$PPID/limits"]
         proc = self._podman(*argv, check=False, timeout=120)
         found = parse_limits(proc.stdout.decode("utf-8", "replace")) if proc.returncode == 0 else {}
         if "nofile" not in found or "nproc" not in found:
@@ -406,6 +417,8 @@ class PodmanEngine(Engine):
             if request.pull or self.image_labels(reference) is None:
                 self.pull(reference, on_output)
         with tempfile.TemporaryDirectory(prefix="cudaenv-podman-build-") as tmp:
+            if self._prefix:  # podman runs as another user (``prefix``): it reads and writes here too
+                os.chmod(tmp, 0o777)
             dockerfile = Path(tmp) / "Dockerfile"
             dockerfile.write_text(text, encoding="utf-8")
             rules = ignore_rules(request)
@@ -413,6 +426,8 @@ class PodmanEngine(Engine):
             if rules is not None:
                 ignorefile = str(Path(tmp) / "ignore")
                 Path(ignorefile).write_text(rules, encoding="utf-8")
+                os.chmod(ignorefile, 0o644)
+            os.chmod(dockerfile, 0o644)
             iidfile = str(Path(tmp) / "iid")
             pinned = {} if self.rootless else self._build_limits(local or _FROM.findall(text))
             if request.network is None and network_for(self.rootless) is not None:
@@ -422,7 +437,7 @@ class PodmanEngine(Engine):
                 request = replace(request, network=network_for(self.rootless))
             argv = build_argv(request, str(dockerfile), iidfile, ignorefile, pinned,
                               pull=request.pull and not local)
-            rc, lines = self._stream([self.cli, *argv], on_output)
+            rc, lines = self._stream([*self.argv0, *argv], on_output, env=self._build_env())
             if rc != 0:
                 step, tail = failing_step(lines)
                 error = next((line for line in reversed(lines) if line.startswith("Error:")), f"podman exit {rc}")
@@ -443,11 +458,26 @@ class PodmanEngine(Engine):
                 (("nofile", resource.RLIMIT_NOFILE), ("nproc", resource.RLIMIT_NPROC))
                 if resource.getrlimit(which)[1] != resource.RLIM_INFINITY}
 
-    def _stream(self, argv: list[str], on_output: OutputCallback | None) -> tuple[int, list[str]]:
+    def _build_env(self) -> dict[str, str] | None:
+        """Buildah keeps ``RUN --mount=type=cache`` directories under ``$TMPDIR/buildah-cache``
+        (``/var/tmp`` by default), one directory for every user of the machine in buildah 1.28: the
+        first user's lock files shut every other user out ("unable to acquire lock ... permission
+        denied"). Rootless builds get a TMPDIR of their own (in the user's cache directory, so the
+        cache persists) unless the caller chose one."""
+        if not self.rootless or os.environ.get("TMPDIR"):
+            return None
+        from cudaenv.core.cache import root
+
+        directory = os.path.join(root(), "podman-tmp")
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        return {**os.environ, "TMPDIR": directory}
+
+    def _stream(self, argv: list[str], on_output: OutputCallback | None,
+                env: Mapping[str, str] | None = None) -> tuple[int, list[str]]:
         lines: list[str] = []
         try:
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    text=True, errors="replace", bufsize=1)
+                                    text=True, errors="replace", bufsize=1, env=None if env is None else dict(env))
         except OSError as exc:
             raise EngineError(f"could not run podman ({argv[0]}): {exc}") from exc
         assert proc.stdout is not None
@@ -653,12 +683,12 @@ class PodmanEngine(Engine):
         """Start the container and follow its output until it exits, in one ``podman start
         --attach``; its exit code. What `cudaenv run` uses in the foreground (one process instead of
         start, logs and wait). The attach runs in a session of its own: cudaenv forwards signals."""
-        proc = subprocess.Popen([self.cli, "start", "--attach", "--sig-proxy=false", container_id],
+        proc = subprocess.Popen([*self.argv0, "start", "--attach", "--sig-proxy=false", container_id],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         assert proc.stdout is not None
         self._attached[container_id] = proc
-        head = b""
+        head, held = b"", b""
         try:
             while True:
                 chunk = os.read(proc.stdout.fileno(), 65536)
@@ -666,7 +696,11 @@ class PodmanEngine(Engine):
                     break
                 if len(head) < 4096:
                     head += chunk[:4096]
-                on_output(chunk)
+                if not held and head.startswith(b"Error: unable to start container"):
+                    held = chunk  # podman's own refusal, reported below as cudaenv's error
+                    continue
+                on_output(held + chunk)
+                held = b""
             code = proc.wait()
         finally:
             self._attached.pop(container_id, None)
@@ -677,10 +711,12 @@ class PodmanEngine(Engine):
                 text = text[text.find("Error: ") + len("Error: "):].strip()
                 self._raise_for_start_error(container_id, text)
                 raise EngineError(f"could not start container {container_id[:12]}: {text}")
+        if held:
+            on_output(held)
         return code
 
     def stream_output(self, container_id: str, on_output: Callable[[bytes], None]) -> None:
-        proc = subprocess.Popen([self.cli, "logs", "--follow", container_id], stdout=subprocess.PIPE,
+        proc = subprocess.Popen([*self.argv0, "logs", "--follow", container_id], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         assert proc.stdout is not None
         while True:
@@ -695,7 +731,7 @@ class PodmanEngine(Engine):
         and the same ``podman wait`` is asked again on the next call)."""
         waiter = self._waiters.get(container_id)
         if waiter is None:
-            waiter = subprocess.Popen([self.cli, "wait", container_id], stdout=subprocess.PIPE,
+            waiter = subprocess.Popen([*self.argv0, "wait", container_id], stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
             self._waiters[container_id] = waiter
         try:
@@ -763,12 +799,12 @@ class PodmanEngine(Engine):
             argv += ["--user", user]
         for key, value in dict(env or {}).items():
             argv += ["--env", f"{key}={value}"]
-        proc = subprocess.run([self.cli, *argv, container_id, *command], stdout=subprocess.PIPE,
+        proc = subprocess.run([*self.argv0, *argv, container_id, *command], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         return RunResult(exit_code=proc.returncode, output=proc.stdout.decode("utf-8", errors="replace"),
                          container_id=attrs.get("Id", container_id))
 
     def interactive_argv(self, container_id: str, *, exec_command: Sequence[str] | None = None) -> list[str]:
         if exec_command is not None:
-            return [self.cli, "exec", "-it", container_id, *exec_command]
-        return [self.cli, "start", "--attach", "--interactive", container_id]
+            return [*self.argv0, "exec", "-it", container_id, *exec_command]
+        return [*self.argv0, "start", "--attach", "--interactive", container_id]
