@@ -125,8 +125,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_uv_python_version.py"),
     ),
     "hosts": (
-        ("cudaenv/hosts/detect.py", "cudaenv/run/doctor.py"),
-        ("tests/unit/host", "tests/unit/test_doctor_emulation.py"),
+        ("cudaenv/hosts/detect.py", "cudaenv/hosts/cdi.py", "cudaenv/run/doctor.py"),
+        ("tests/unit/host", "tests/unit/test_doctor_emulation.py", "tests/unit/test_doctor_cdi.py"),
     ),
     "images": (
         ("cudaenv/images/key.py", "cudaenv/images/accounting.py", "cudaenv/images/build.py"),

@@ -18,15 +18,19 @@ import click
                    "in the order given). Default: each project's [run] gpus.")
 @click.option("--gpu-count", type=click.IntRange(1, 4096), default=None,
               help="How many GPUs the host has, for --gpus auto when they cannot be detected here.")
+@click.option("--gpu-access", type=click.Choice(["auto", "cdi", "legacy"]), default="auto", show_default=True,
+              help="How the GPUs are asked for: cdi (device names nvidia.com/gpu=N from CDI specs: Podman, Docker 25+ "
+                   "with CDI enabled), legacy (the NVIDIA runtime hook), or auto (what this machine's engine does).")
 @click.option("-e", "--env", "env", multiple=True,
               help="Set NAME=value in every service (on top of [run] env); -e NAME: taken from the shell that runs "
                    "`docker compose up`, never written into the file.")
-def compose(directories, output, force, name, gpus, gpu_count, env) -> None:
+def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) -> None:
     """Print a compose.yaml that runs each project DIRECTORY (default: this one) as a service.
 
     Each service uses the image `cudaenv build` made for the project's lock (build first), its
     [run] settings (env, ports, shm_size/ipc, ulimits, command), the project mounted at
-    /workspace, your UID:GID, and GPUs as Compose device reservations (driver nvidia):
+    /workspace, your UID:GID, and GPUs as Compose device reservations (driver nvidia, or driver cdi
+    with nvidia.com/gpu=N names on a CDI host: --gpu-access):
 
     \b
         cudaenv export compose ./detector ./segmenter --gpus auto -o compose.yaml
@@ -65,7 +69,11 @@ def compose(directories, output, force, name, gpus, gpu_count, env) -> None:
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         inputs.append(ServiceInput(project, plan.default_tag, request))
     user, user_env = run_user()
-    text = render(compose_document(inputs, name=name, user=user, user_env=user_env, env=values, passed=passed))
+    from cudaenv.export.gpu_access import cdi_specs_for
+
+    cdi_specs = cdi_specs_for(gpu_access, any(kind != "none" for kind, _ in requests))
+    text = render(compose_document(inputs, name=name, user=user, user_env=user_env, env=values, passed=passed,
+                                   cdi_specs=cdi_specs))
     if output is None:
         click.echo(text, nl=False)
         return

@@ -12,12 +12,15 @@ import click
                 type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite an existing .devcontainer/devcontainer.json.")
 @click.option("--gpus", default=None, help="all, none, a count or ids like 0,1 (default: [run] gpus).")
+@click.option("--gpu-access", type=click.Choice(["auto", "cdi", "legacy"]), default="auto", show_default=True,
+              help="How the GPUs are asked for: cdi (device names nvidia.com/gpu=N from CDI specs: Podman, Docker 25+ "
+                   "with CDI enabled), legacy (the NVIDIA runtime hook), or auto (what this machine's engine does).")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the file instead of writing it.")
-def devcontainer(directory, force, gpus, to_stdout) -> None:
+def devcontainer(directory, force, gpus, gpu_access, to_stdout) -> None:
     """Write .devcontainer/devcontainer.json: open DIRECTORY in its cudaenv image.
 
     The container is the image `cudaenv build` made for the project's lock (build first), with
-    the project at /workspace, your UID:GID, GPUs (`hostRequirements.gpu` and `--gpus`), the
+    the project at /workspace, your UID:GID, GPUs (`hostRequirements.gpu`, and `--gpus` or, on a CDI host, `--device nvidia.com/gpu=N`), the
     [run] shared memory, ulimits and env, and VS Code's Python interpreter set to /opt/venv.
     Never overwrites an existing file without --force.
     """
@@ -39,7 +42,10 @@ def devcontainer(directory, force, gpus, to_stdout) -> None:
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {directory}` first")
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
     user, _ = run_user()
-    text = render(devcontainer_document(project, plan.default_tag, request, user))
+    from cudaenv.export.gpu_access import cdi_specs_for
+
+    cdi_specs = cdi_specs_for(gpu_access, request[0] != "none")
+    text = render(devcontainer_document(project, plan.default_tag, request, user, cdi_specs))
     if to_stdout:
         click.echo(text, nl=False)
         return

@@ -108,6 +108,10 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
                                                  if "only comes in" not in r and not r.startswith(WRONG_CPU)))
     explained = facts.driver is None and facts.unknown  # the source already said why the driver is unknown
     reasons += [r for r in verdict.reasons if not (explained and r.startswith(_NO_DRIVER_REASON))]
+    if facts.arch is None:  # a node that does not say: checked as one of the image's CPU, which it may not be
+        said = "Arch= in scontrol show node" if facts.source == SLURM else "kubernetes.io/arch label"
+        caveats += (f"the node states no CPU architecture (no {said}): checked as {stack.arch}, the CPU the "
+                    "image is built for",)
     if facts.source == SLURM and facts.product and not facts.mapped_feature:
         caveats += (f"GPU taken from the GRES type name {facts.product!r}, a name the site chose",)
     if facts.source != SLURM and facts.capacity is None and facts.allocatable is None:

@@ -164,6 +164,11 @@ class Engine(abc.ABC):
         """A hint that a container is about to be created: the engine may start asking, in the
         background, what it will need to know then. Never required; the default does nothing."""
 
+    def gpu_access(self) -> str:
+        """How this engine gives containers GPUs: ``"cdi"`` (device names from the host's CDI
+        specs) or ``"legacy"`` (the NVIDIA runtime hook, Docker's ``--gpus``)."""
+        return "legacy"
+
     def refused_ulimits(self, image: str, ulimits: Mapping[str, tuple[int, int]]) -> tuple[str, ...]:
         """Which of ``ulimits`` the engine cannot grant to a container of ``image``; an engine that
         cannot tell answers none (the run then reports the refusal itself)."""

@@ -212,7 +212,10 @@ def container_body(spec) -> dict:
     if spec.mounts:
         host["Mounts"] = [{"Target": m.target, "Source": str(m.source), "Type": "bind", "ReadOnly": m.read_only}
                           for m in spec.mounts]
-    if spec.gpus is not None:
+    if spec.gpus is not None and spec.gpus.cdi_devices:  # what `docker run --device nvidia.com/gpu=0` sends
+        host["DeviceRequests"] = [{"Driver": "cdi", "Count": 0, "DeviceIDs": list(spec.gpus.cdi_devices),
+                                   "Capabilities": [], "Options": {}}]
+    elif spec.gpus is not None:
         ids = list(spec.gpus.device_ids)  # the SDK's DeviceRequest: every key, count 0 with ids
         count = 0 if ids else (spec.gpus.count if spec.gpus.count is not None else -1)
         host["DeviceRequests"] = [{"Driver": "nvidia", "Count": count, "DeviceIDs": ids,

@@ -79,6 +79,8 @@ def connect() -> docker.DockerClient:
 def device_requests(spec: ContainerSpec) -> list[docker.types.DeviceRequest]:
     if spec.gpus is None:
         return []
+    if spec.gpus.cdi_devices:  # a daemon with CDI: the device names, as `docker run --device` sends them
+        return [docker.types.DeviceRequest(driver="cdi", device_ids=list(spec.gpus.cdi_devices))]
     kwargs: dict = {"driver": "nvidia", "capabilities": [list(spec.gpus.capabilities)]}
     if spec.gpus.device_ids:
         kwargs["device_ids"] = list(spec.gpus.device_ids)
@@ -195,6 +197,7 @@ class DockerEngine(Engine):
         return build_with_sdk(self.client.api, request, on_output)
 
     def _create(self, spec: ContainerSpec):
+        spec = self._with_gpu_route(spec)
         try:
             return self.client.containers.create(**create_kwargs(spec))
         except docker.errors.ImageNotFound as exc:
@@ -397,25 +400,58 @@ class DockerEngine(Engine):
         thread.start()
         self._info_ahead = (thread, answer)
 
-    def _daemon_id(self) -> str:
+    def _daemon_info(self) -> dict:
+        """The daemon's ``/info``, asked once per engine (the warm-up's answer when it has one)."""
         from cudaenv.engine import api
 
+        if "_info" in self.__dict__:
+            return self._info
+        info = None
         ahead = self.__dict__.pop("_info_ahead", None)
         if ahead is not None:
             thread, answer = ahead
             thread.join()
-            if "info" in answer:
-                info = answer["info"]
-                return str(info.get("ID", "")) if isinstance(info, dict) else ""
-        try:
-            info = api.checked("GET", "/info")
-            return str(info.get("ID", "")) if isinstance(info, dict) else ""
-        except (api.Unavailable, api.ApiError):
-            return self.client.info().get("ID", "")
+            info = answer.get("info")
+        if not isinstance(info, dict):
+            try:
+                info = api.checked("GET", "/info")
+            except (api.Unavailable, api.ApiError):
+                info = self.client.info()
+        self._info = info if isinstance(info, dict) else {}
+        return self._info
+
+    def _daemon_id(self) -> str:
+        return str(self._daemon_info().get("ID", ""))
+
+    def gpu_access(self) -> str:
+        """``cdi`` when this daemon injects CDI devices and its spec directories offer NVIDIA GPUs."""
+        from cudaenv.hosts import cdi
+
+        dirs = cdi.daemon_cdi_dirs(self._daemon_info())
+        return "cdi" if dirs and cdi.read_specs(dirs).of_kind() else "legacy"
+
+    def _with_gpu_route(self, spec: ContainerSpec) -> ContainerSpec:
+        """The spec with its GPUs as CDI device names when this daemon injects CDI devices
+        (``CDISpecDirs`` in its info, Docker 25+ with the ``cdi`` feature) and its spec directories
+        offer NVIDIA GPUs; else unchanged, for the legacy NVIDIA runtime hook. CDI keeps the GPUs
+        across ``systemctl daemon-reload``, which the legacy hook loses."""
+        if spec.gpus is None or spec.gpus.cdi_devices:
+            return spec
+        from dataclasses import replace
+
+        from cudaenv.hosts import cdi
+
+        dirs = cdi.daemon_cdi_dirs(self._daemon_info())
+        devices = cdi.read_specs(dirs).of_kind() if dirs else {}
+        if not devices:
+            return spec
+        names = cdi.device_names(devices, count=spec.gpus.count, device_ids=spec.gpus.device_ids)
+        return replace(spec, gpus=replace(spec.gpus, cdi_devices=names))
 
     def create(self, spec: ContainerSpec) -> str:
         from cudaenv.engine import api
 
+        spec = self._with_gpu_route(spec)
         try:
             query = f"?name={api.quote(spec.name)}" if spec.name else ""
             answer = api.checked("POST", f"/containers/create{query}", api.container_body(spec), ok=(201,))

@@ -79,6 +79,9 @@ class GpuRequest:
     count: int | None = None
     device_ids: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ("gpu", "compute", "utility")
+    # The same GPUs as CDI device names (``nvidia.com/gpu=0``), set by the engine when the host
+    # serves GPUs through CDI (cudaenv.hosts.cdi); empty means the legacy NVIDIA runtime hook.
+    cdi_devices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,15 @@ def service_name(name: str) -> str:
     return cleaned[:63]
 
 
-def gpu_reservation(kind: str, value) -> dict | None:
-    """The Compose spec's GPU request for ``--gpus``-style values; None for no GPU."""
+def gpu_reservation(kind: str, value, cdi_devices: tuple[str, ...] = ()) -> dict | None:
+    """The Compose spec's GPU request for ``--gpus``-style values; None for no GPU. On a CDI host
+    (``cdi_devices``, the request's CDI names) the reservation names them with driver ``cdi``,
+    which Docker 25+ with CDI enabled and Podman inject, instead of the legacy nvidia driver."""
     if kind == "none":
         return None
+    if cdi_devices:
+        return {"resources": {"reservations": {"devices": [
+            {"driver": "cdi", "device_ids": list(cdi_devices), "capabilities": ["gpu"]}]}}}
     device = {"driver": "nvidia", "capabilities": ["gpu"]}
     if kind == "all":
         device["count"] = "all"
@@ -116,11 +121,14 @@ def _ports(ports: tuple[str, ...]) -> list[str]:
 
 
 def compose_document(services: list[ServiceInput], *, name: str, user: str, user_env: dict,
-                     env: dict[str, str] | None = None, passed: tuple[str, ...] = ()) -> dict:
+                     env: dict[str, str] | None = None, passed: tuple[str, ...] = (),
+                     cdi_specs: dict | None = None) -> dict:
     """The Compose file as plain data. ``env``/``passed``: the -e flags, for every service, as
     `cudaenv run -e` orders them (over [run] env and the user's HOME). A passed name is written
     without a value (``NAME: null``), which Compose fills from the shell that runs ``docker compose
-    up`` (the Compose specification, ``environment``), so no value of the caller's is written."""
+    up`` (the Compose specification, ``environment``), so no value of the caller's is written.
+    ``cdi_specs``: None for the legacy NVIDIA hook; else GPUs go by CDI name, checked against
+    these devices (empty: nvidia-ctk's default names)."""
     if not COMPOSE_NAME.fullmatch(name):
         raise UserError(f"--name {name!r}: expected a Compose project name (lower-case letters, digits, - and _)")
     document: dict = {"name": name, "services": {}}
@@ -154,7 +162,12 @@ def compose_document(services: list[ServiceInput], *, name: str, user: str, user
                 service["ipc"] = project.run.ipc
         if project.run.ports:
             service["ports"] = _ports(project.run.ports)
-        deploy = gpu_reservation(kind, value)
+        if cdi_specs is not None:
+            from cudaenv.hosts.cdi import request_names
+
+            deploy = gpu_reservation(kind, value, request_names(kind, value, cdi_specs))
+        else:
+            deploy = gpu_reservation(kind, value)
         if deploy:
             service["deploy"] = deploy
         document["services"][key] = service

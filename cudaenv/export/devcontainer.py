@@ -52,10 +52,22 @@ def gpu_run_args(kind: str, value) -> list[str]:
     return ["--gpus", "all"]  # auto: the whole host, as an editor session has it to itself
 
 
-def devcontainer_document(project, image: str, gpus: tuple, user: str) -> dict:
+def cdi_run_args(names: tuple[str, ...]) -> list[str]:
+    """`--device nvidia.com/gpu=0` per CDI name: how Podman and Docker 25+ with CDI take GPUs."""
+    return [word for name in names for word in ("--device", name)]
+
+
+def devcontainer_document(project, image: str, gpus: tuple, user: str, cdi_specs: dict | None = None) -> dict:
+    """``cdi_specs``: None for the legacy ``--gpus``; else the GPUs go as CDI devices, checked
+    against these (empty: nvidia-ctk's default names)."""
     kind, value = gpus
     run = project.run
-    args = [*gpu_run_args(kind, value)]
+    if cdi_specs is not None:
+        from cudaenv.hosts.cdi import request_names
+
+        args = cdi_run_args(request_names(kind, value, cdi_specs))
+    else:
+        args = [*gpu_run_args(kind, value)]
     if run.ipc == "host":
         args += ["--ipc", "host"]
     else:

@@ -952,6 +952,11 @@ def explain_failure(ctx: _Context, candidates: dict[str, list[Build]]) -> list[P
             problems.append(Problem("companion-clash",
                                     f"{_framework_desc(framework, c)} requires {name} {shown} (its published metadata); "
                                     f"{name} {_spec_text(spec)} admits none of it"))
+        elif releases:  # torch 2.12 with torchaudio: no torchaudio release pairs with it at all
+            paired = sorted({b.version for b in ctx_builds(ctx, framework) if b.companion(name)}, key=Version)
+            known = f"; {name} pairs with {framework} {paired[0]} .. {paired[-1]}" if paired else ""
+            problems.append(Problem("companion-missing",
+                                    f"{_framework_desc(framework, c)} has no {name} release that pairs with it{known}"))
     if problems:
         return problems + _fixes(ctx)
 
@@ -1203,17 +1208,23 @@ def _fixes(ctx: _Context) -> list[Problem]:
             got = relaxed.stack.framework(name)
             nearest = _nearest_fitting(ctx, relaxed_c, name, spec) if name in FRAMEWORKS else None
             pin = _spec_text(spec) + "".join(f"+{t}" for n, t in c.variants if n == name)  # as the user wrote it
+            pin = pin if pin.startswith("(") else f"({pin})"
             if got is None:  # a companion the relaxed stack leaves out (torchvision): name the framework release
                 got = relaxed.stack.framework(framework)
-                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({pin}): {framework} {got} fits "
-                                                      f"this host, with the {name} it pairs with",
-                                     fix=f"allow the {name} that {framework} {got} pairs with"))
+                if any(b.version == got and b.companion(name) for b in ctx_builds(ctx, framework)):
+                    fixes.append(Problem("fix-relax-pin", f"relax the {name} pin {pin}: {framework} {got} fits "
+                                                          f"this host, with the {name} it pairs with",
+                                         fix=f"allow the {name} that {framework} {got} pairs with"))
+                else:
+                    fixes.append(Problem("fix-relax-pin", f"leave {name} out: {framework} {got} fits this host "
+                                                          f"without it (no {name} release pairs with it)",
+                                         fix=f"remove {name} from the project"))
             elif nearest and nearest != got:  # the smallest move from what the user pinned comes first
-                text = (f"relax the {name} pin ({pin}): {name} {nearest} fits this host"
+                text = (f"relax the {name} pin {pin}: {name} {nearest} fits this host"
                         f"{_jit_only(ctx, relaxed_c, name, nearest)} (newest that fits: {got})")
                 fixes.append(Problem("fix-relax-pin", text, fix=f"allow {name} {nearest}"))
             else:
-                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin ({pin}): {name} {got} fits this host"
+                fixes.append(Problem("fix-relax-pin", f"relax the {name} pin {pin}: {name} {got} fits this host"
                                                       f"{_jit_only(ctx, relaxed_c, name, got)}",
                                      fix=f"allow {name} {got}"))
     if c.framework_index is not None:

@@ -120,17 +120,75 @@ def _runtime_check(docker_info: dict | None) -> Check:
     if "nvidia" in runtimes:
         found.append("Docker runtime 'nvidia'")
     found += [b for b in TOOLKIT_BINARIES if shutil.which(b)]
-    for directory in CDI_DIRS:
-        if directory.is_dir():
-            for spec in sorted(directory.iterdir()):
-                try:
-                    if "nvidia.com/gpu" in spec.read_text(errors="replace"):
-                        found.append(f"CDI spec {spec}")
-                except OSError:
-                    continue
+    from cudaenv.hosts import cdi
+
+    found += [f"CDI spec {spec}" for spec in sorted({d.spec for d in cdi.read_specs(CDI_DIRS).of_kind().values()})]
     if found:
         return Check("NVIDIA container runtime", True, ", ".join(found))
     return Check("NVIDIA container runtime", False, "not configured: containers cannot be given GPUs", TOOLKIT_HELP)
+
+
+CDI_DOCKER_HELP = ("sudo nvidia-ctk runtime configure --runtime=docker --cdi.enabled && sudo systemctl restart docker "
+                   "(Docker 25 or newer; it sets \"features\": {\"cdi\": true} in /etc/docker/daemon.json)")
+
+
+def cdi_check(gpus, docker_info: dict | None, dirs=None) -> Check:
+    """The Container Device Interface, NVIDIA's recommended way to give containers GPUs: which
+    specs offer which GPUs, whether they still match the driver's GPUs (a spec generated before a
+    GPU or driver change names devices the host no longer has, and containers fail to start), and
+    whether the Docker daemon injects them. ``gpus`` are the driver's GPUs (empty on a build-only
+    host, which needs no spec)."""
+    from cudaenv.hosts import cdi
+
+    specs = cdi.read_specs(cdi.SPEC_DIRS if dirs is None else dirs)
+    where = " and ".join(str(d) for d in (cdi.SPEC_DIRS if dirs is None else dirs))
+    name = "CDI specs"
+    if specs.problems:
+        return Check(name, False, f"{specs.problems[0]}" + (f" (and {len(specs.problems) - 1} more)"
+                                                            if len(specs.problems) > 1 else ""),
+                     f"fix or remove the file; to write a fresh one: `{cdi.GENERATE_HELP}`")
+    devices = specs.of_kind()
+    if not devices:
+        if not gpus:
+            return Check(name, True, f"no NVIDIA GPU spec in {where}; none needed on a host without GPUs")
+        return Check(name, False, f"no NVIDIA GPU spec in {where}: Podman, and Docker with CDI, cannot give "
+                                  "containers GPUs (only Docker's legacy NVIDIA hook can)",
+                     f"`{cdi.GENERATE_HELP}` (NVIDIA Container Toolkit 1.14 or newer)")
+    stale = [f"{device.qualified} ({', '.join(missing)} missing)" for device, missing in cdi.stale_devices(devices)]
+    if gpus:
+        known = {str(g.index) for g in gpus} | {g.uuid for g in gpus if g.uuid}
+        stale += [f"{device.qualified} (the driver has no such GPU)" for device in devices.values()
+                  if (device.name.isdigit() or device.name.startswith("GPU-")) and device.name not in known]
+    files = ", ".join(sorted({d.spec for d in devices.values()}))
+    if stale:
+        return Check(name, False, f"stale: {'; '.join(dict.fromkeys(stale))} in {files}: containers asking for "
+                                  "them fail to start",
+                     f"regenerate the spec: `{cdi.GENERATE_HELP}`")
+    listed = ", ".join(sorted(devices, key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n)))
+    detail = f"{files} offer {listed}"
+    if docker_info is not None:
+        if cdi.daemon_cdi_dirs(docker_info):
+            detail += "; Docker injects them (CDI enabled)"
+        else:
+            detail += "; Docker does not read them (CDI not enabled) and uses the legacy NVIDIA hook"
+    return Check(name, True, detail)
+
+
+def reload_safety_check(docker_info: dict | None, gpus) -> Check | None:
+    """The setup that loses GPUs: Docker with the systemd cgroup driver and the legacy NVIDIA hook.
+    A ``systemctl daemon-reload`` rewrites the containers' device cgroups and running containers
+    lose their GPUs ("Failed to initialize NVML: Unknown Error", NVIDIA/nvidia-container-toolkit
+    #1227); CDI-injected devices survive it. Only said where containers get GPUs."""
+    from cudaenv.hosts import cdi
+
+    if not gpus or docker_info is None or cdi.daemon_cdi_dirs(docker_info):
+        return None
+    if docker_info.get("CgroupDriver") != "systemd":
+        return None
+    return Check("GPUs across daemon-reload", False,
+                 "Docker uses the systemd cgroup driver with the legacy NVIDIA hook: running containers lose "
+                 "their GPUs after `systemctl daemon-reload` (\"Failed to initialize NVML: Unknown Error\")",
+                 f"switch to CDI: `{cdi.GENERATE_HELP}`, then `{CDI_DOCKER_HELP}`")
 
 
 def _buildkit_check() -> Check:
@@ -191,6 +249,10 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
     if not runtime.ok and info.driver is None and declared_target():
         runtime = Check(runtime.name, True, "not configured; not needed here (a build-only host runs no GPU containers)")
     checks.append(runtime)
+    checks.append(cdi_check(info.gpus, docker_info))
+    reload_check = reload_safety_check(docker_info, info.gpus)
+    if reload_check is not None:
+        checks.append(reload_check)
     checks.append(_buildkit_check())
     checks.append(emulation_check())
     overlays = [f for f in matrix.files if not f.startswith(str(Path(matrix.files[0]).parent))] if matrix.files else []

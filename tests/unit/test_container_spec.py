@@ -40,3 +40,46 @@ def test_mounts_ulimits_and_shm_reach_the_create_arguments(tmp_path: Path):
     assert {u["Name"]: (u["Soft"], u["Hard"]) for u in kwargs["ulimits"]} == {
         "memlock": (-1, -1), "stack": (67108864, 67108864),
     }
+
+
+def test_cdi_device_names_become_a_cdi_device_request_in_the_sdk_and_the_socket_body():
+    from cudaenv.engine.api import container_body
+
+    spec = ContainerSpec(image="x", gpus=GpuRequest(count=1, cdi_devices=("nvidia.com/gpu=0",)))
+    (request,) = create_kwargs(spec)["device_requests"]
+    assert (request["Driver"], request["DeviceIDs"], request["Count"]) == ("cdi", ["nvidia.com/gpu=0"], 0)
+    assert container_body(spec)["HostConfig"]["DeviceRequests"] == [dict(request)]
+
+
+def daemon_with_cdi(tmp_path: Path, info_dirs):
+    from cudaenv.engine.docker_engine import DockerEngine
+
+    spec_dir = tmp_path / "cdi"
+    spec_dir.mkdir()
+    (spec_dir / "nvidia.yaml").write_text(
+        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n- name: '1'\n- name: all\n")
+    engine = DockerEngine()
+    engine._info = {"ID": "test", "CDISpecDirs": [str(spec_dir)] if info_dirs else []}
+    return engine
+
+
+def test_a_daemon_with_cdi_and_nvidia_specs_gets_the_gpus_by_cdi_name(tmp_path: Path):
+    engine = daemon_with_cdi(tmp_path, info_dirs=True)
+    routed = engine._with_gpu_route(ContainerSpec(image="x", gpus=GpuRequest(device_ids=("1",))))
+    assert routed.gpus.cdi_devices == ("nvidia.com/gpu=1",)
+    routed = engine._with_gpu_route(ContainerSpec(image="x", gpus=GpuRequest(count=-1)))
+    assert routed.gpus.cdi_devices == ("nvidia.com/gpu=all",)
+
+
+def test_a_daemon_without_cdi_keeps_the_legacy_nvidia_request(tmp_path: Path):
+    engine = daemon_with_cdi(tmp_path, info_dirs=False)
+    spec = ContainerSpec(image="x", gpus=GpuRequest(count=-1))
+    assert engine._with_gpu_route(spec) is spec
+
+
+def test_a_container_without_gpus_never_asks_the_daemon_about_cdi():
+    from cudaenv.engine.docker_engine import DockerEngine
+
+    engine = DockerEngine()  # no _info: asking would need a daemon
+    spec = ContainerSpec(image="x")
+    assert engine._with_gpu_route(spec) is spec

@@ -14,7 +14,7 @@ from tests.unit.cluster.helpers import configured_torch_stack
 K8S = NodeFacts(name="n", source="kubernetes", driver="550.54.15", product="NVIDIA-A100-SXM4-80GB",
                 compute_capability="8.0", gpu_count=8, capacity=8, allocatable=8, labels="new", arch="x86_64")
 SLURM = NodeFacts(name="s", source="slurm", driver="550.54.15", product="a100", gpu_count=4, gres="gpu:a100:4",
-                  mapped_feature="r550-a100")
+                  mapped_feature="r550-a100", arch="x86_64")
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,13 @@ def test_an_aarch64_grace_node_is_refused_once_for_its_cpu(matrix, stack):
     assert unlabelled.reasons == ("the stack is built for x86_64 and the host's CPU is aarch64: its image and wheels "
                                   "do not run there (lock the project for that CPU: [target] arch = \"aarch64\" in "
                                   "cudaenv.toml, then `cudaenv lock`)",)
+
+
+@pytest.mark.parametrize("facts, said", [(K8S, "kubernetes.io/arch label"), (SLURM, "Arch= in scontrol show node")],
+                         ids=["kubernetes", "slurm"])
+def test_a_node_that_states_no_cpu_is_checked_as_the_images_cpu_and_says_so(matrix, stack, facts, said):
+    verdict = judge(matrix, stack, replace(facts, arch=None))
+    assert verdict.compatible
+    assert verdict.caveats[0] == (f"the node states no CPU architecture (no {said}): checked as x86_64, the CPU the "
+                                  "image is built for")
+    assert not any("CPU architecture" in c for c in judge(matrix, stack, facts).caveats)

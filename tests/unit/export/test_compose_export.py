@@ -119,3 +119,46 @@ def test_strings_a_yaml_1_2_reader_would_take_for_numbers_stay_strings(tmp_path)
                           text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["services"]["p0"]["command"] == words
+
+
+def cdi_devices(tmp_path, names=("0", "1", "all")):
+    from cudaenv.hosts import cdi
+
+    directory = tmp_path / "cdi"
+    directory.mkdir(exist_ok=True)
+    (directory / "nvidia.yaml").write_text(
+        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + "".join(f"- name: '{n}'\n" for n in names))
+    return cdi.read_specs([directory]).of_kind()
+
+
+def test_on_a_cdi_host_gpus_are_reserved_by_cdi_name_and_compose_v2_accepts_it(tmp_path):
+    inputs = [ServiceInput(project(tmp_path, f"p{i}"), f"cudaenv/p{i}:abc", g)
+              for i, g in enumerate((("all", None), ("ids", ("1",)), ("count", 1), ("none", None)))]
+    doc = compose_document(inputs, name="cudaenv", user="1000:1000", user_env={}, cdi_specs=cdi_devices(tmp_path))
+    devices = [doc["services"][f"p{i}"].get("deploy", {}).get("resources", {}).get("reservations", {}).get("devices")
+               for i in range(4)]
+    assert devices[:3] == [[{"driver": "cdi", "device_ids": [name], "capabilities": ["gpu"]}]
+                           for name in ("nvidia.com/gpu=all", "nvidia.com/gpu=1", "nvidia.com/gpu=0")]
+    assert devices[3] is None
+    proc = compose_config(tmp_path, doc)
+    assert proc.returncode == 0, proc.stderr
+    normalized = subprocess.run([compose_binary(), "-f", str(tmp_path / "compose.yaml"), "config", "--format", "json"],
+                                capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    reservation = json.loads(normalized.stdout)["services"]["p1"]["deploy"]["resources"]["reservations"]["devices"]
+    assert reservation == [{"capabilities": ["gpu"], "driver": "cdi", "device_ids": ["nvidia.com/gpu=1"]}]
+
+
+def test_a_cdi_host_without_the_asked_gpu_is_refused_before_a_file_is_written(tmp_path):
+    from cudaenv.hosts.cdi import CdiError
+
+    inputs = [ServiceInput(project(tmp_path, "p0"), "cudaenv/p0:abc", ("ids", ("3",)))]
+    with pytest.raises(CdiError, match="'3' is not a nvidia.com/gpu device"):
+        compose_document(inputs, name="cudaenv", user="1:1", user_env={}, cdi_specs=cdi_devices(tmp_path))
+
+
+def test_for_a_cdi_host_this_machine_cannot_see_the_names_are_nvidia_ctks_defaults(tmp_path):
+    inputs = [ServiceInput(project(tmp_path, f"p{i}"), f"cudaenv/p{i}:abc", g)
+              for i, g in enumerate((("count", 2), ("all", None)))]
+    doc = compose_document(inputs, name="cudaenv", user="1:1", user_env={}, cdi_specs={})
+    ids = [doc["services"][f"p{i}"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"] for i in range(2)]
+    assert ids == [["nvidia.com/gpu=0", "nvidia.com/gpu=1"], ["nvidia.com/gpu=all"]]

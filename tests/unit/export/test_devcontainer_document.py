@@ -149,3 +149,26 @@ def test_the_file_is_indented_json_ending_in_a_newline(tmp_path):
     assert json.loads(text) == document
     assert text == json.dumps(document, indent=2) + "\n"
     assert target_path(tmp_path) == tmp_path / ".devcontainer" / "devcontainer.json"
+
+
+@pytest.mark.parametrize("gpus, expected", [
+    (("all", None), ["--device", "nvidia.com/gpu=all"]),
+    (("count", 2), ["--device", "nvidia.com/gpu=0", "--device", "nvidia.com/gpu=1"]),
+    (("ids", ("1",)), ["--device", "nvidia.com/gpu=1"]),
+    (("auto", None), ["--device", "nvidia.com/gpu=all"]),
+    (("auto", 1), ["--device", "nvidia.com/gpu=0"]),
+], ids=["all", "count", "ids", "auto", "auto-n"])
+def test_on_a_cdi_host_the_gpus_are_cdi_devices_checked_against_its_specs(tmp_path, gpus, expected):
+    from cudaenv.hosts import cdi
+
+    (tmp_path / "nvidia.yaml").write_text("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n"
+                                          "- name: '0'\n- name: '1'\n- name: all\n")
+    document = devcontainer_document(project(), "img", gpus, "1:1", cdi.read_specs([tmp_path]).of_kind())
+    assert document["runArgs"][:len(expected)] == expected
+    assert "--gpus" not in document["runArgs"]
+    assert document["hostRequirements"] == {"gpu": True}
+
+
+def test_no_gpu_on_a_cdi_host_is_no_device():
+    document = devcontainer_document(project(), "img", ("none", None), "1:1", {})
+    assert "--device" not in document["runArgs"]

@@ -264,3 +264,19 @@ def test_an_old_python_on_an_os_whose_archive_lacks_it_is_refused():
     Python 3.6 is refused rather than given an image without its Python."""
     result = resolve_case(tensorflow="2.4", python="==3.6", os="ubuntu20.04", driver="535.104.05")
     assert not result.ok
+
+@pytest.mark.parametrize("torchaudio", ["any", ">=2.0"], ids=["any", "range"])
+def test_a_companion_with_no_release_for_the_framework_says_so_and_to_leave_it_out(torchaudio):
+    """torchaudio's last release is 2.11.0 (matrix/torch.toml notes): torch 2.12 with torchaudio is
+    no stack because no torchaudio pairs with it, said as such (it read "cannot run the libraries
+    of CUDA  ()" before), and the fix is to leave torchaudio out, not "the torchaudio it pairs with"."""
+    result = resolve_case(torch="2.12", torchaudio=torchaudio, driver="580.65.06", gpus=["H100"])
+    assert [(p.code, p.message) for p in result.problems if not p.code.startswith("fix-")] == [
+        ("companion-missing", "torch 2.12 has no torchaudio release that pairs with it; "
+                              "torchaudio pairs with torch 1.2.0 .. 2.11.0")]
+    fixes = {p.message: p.fix for p in result.problems if p.code == "fix-relax-pin"}
+    assert fixes == {
+        "relax the torch pin (2.12): torch 2.11.0 fits this host": "allow torch 2.11.0",
+        "leave torchaudio out: torch 2.12.0 fits this host without it (no torchaudio release pairs with it)":
+            "remove torchaudio from the project",
+    }
