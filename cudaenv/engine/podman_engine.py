@@ -120,10 +120,12 @@ def is_loopback_reference(reference: str) -> bool:
 
 
 def cdi_device_names(request: GpuRequest) -> list[str]:
-    """The CDI device names for a GPU request (``nvidia.com/gpu=0``; ``=all`` for every GPU).
-
-    The seam between the request and CDI: ids map one to one, a count takes the first N GPU
-    indices, all takes ``nvidia.com/gpu=all`` (what ``nvidia-ctk cdi generate`` writes)."""
+    """The CDI device names for a GPU request: those the engine chose from this host's specs
+    (``cdi_devices``, see ``PodmanEngine._with_cdi_devices``); for a request built without them,
+    the names ``nvidia-ctk cdi generate`` writes (ids one to one, a count the first N indices,
+    all ``nvidia.com/gpu=all``)."""
+    if request.cdi_devices:
+        return list(request.cdi_devices)
     if request.device_ids:
         return [f"nvidia.com/gpu={device}" for device in request.device_ids]
     if request.count is None or request.count < 0:
@@ -615,7 +617,25 @@ class PodmanEngine(Engine):
 
     # --- containers -----------------------------------------------------------------------------
 
+    def gpu_access(self) -> str:
+        """Podman gives containers GPUs through CDI only (it has no NVIDIA runtime hook)."""
+        return "cdi"
+
+    @staticmethod
+    def _with_cdi_devices(spec: ContainerSpec) -> ContainerSpec:
+        """The spec's GPUs as the CDI device names this host's specs (/etc/cdi, /var/run/cdi) offer;
+        a request they cannot serve is a CdiError naming what they offer and how to generate them."""
+        if spec.gpus is None or spec.gpus.cdi_devices:
+            return spec
+        from dataclasses import replace
+
+        from cudaenv.hosts import cdi
+
+        names = cdi.device_names(cdi.read_specs().of_kind(), count=spec.gpus.count, device_ids=spec.gpus.device_ids)
+        return replace(spec, gpus=replace(spec.gpus, cdi_devices=names))
+
     def _create(self, spec: ContainerSpec, *, remove: bool = False) -> str:
+        spec = self._with_cdi_devices(spec)
         network = network_for(self.rootless)
         argv = create_argv(spec, rootless=self.rootless, pinned=self._pinned(spec.image, spec.ulimits),
                            network=network, remove=remove)
