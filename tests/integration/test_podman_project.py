@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import STANDIN_IMAGE
 from tests.support import podman_env
+from tests.support.cli import CUDAENV
 
 pytestmark = pytest.mark.podman
 REPO = Path(__file__).resolve().parents[2]
@@ -48,12 +48,12 @@ def cli_argv(kind: str, *args: str) -> list[str]:
     its site-packages on the path)."""
     env = {"CUDAENV_ENGINE": "podman", "PYTHONPATH": os.pathsep.join([str(REPO), *site.getsitepackages()])}
     if kind != "podman-rootless":
-        return ["env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "cudaenv", *args]
+        return ["env", *(f"{k}={v}" for k, v in env.items()), *CUDAENV, *args]
     python = sys.executable
     probe = podman_env.user_prefix() + [python, "-c", "import sys"]
     if subprocess.run(probe, capture_output=True, cwd="/").returncode != 0:
         python = "/usr/bin/python3"
-    return [*podman_env.user_prefix(), *(f"{k}={v}" for k, v in env.items()), python, "-m", "cudaenv", *args]
+    return [*podman_env.user_prefix(), *(f"{k}={v}" for k, v in env.items()), python, *CUDAENV[1:], *args]
 
 
 def cudaenv(kind: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
