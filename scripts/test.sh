@@ -9,7 +9,10 @@
 #     fixtures and tests use (the one-node Slurm cluster is started and stopped by a fixture);
 #  4. stand-in base images (a debootstrapped Debian with python3, and an Ubuntu 18.04 for the
 #     18.04 tags, `docker import`ed), cached by tag: a second run reuses them;
-#  5. pytest. The local registry is started and stopped by the suite's fixtures.
+#  5. Podman (Debian's 4.3, with runc), rootful and rootless: a test user with subordinate IDs
+#     (CUDAENV_TEST_ROOTLESS_USER, default cudaenv-rootless) whose own Podman the rootless tests
+#     drive through runuser; the stand-in base image copied into both Podman stores;
+#  6. pytest. The local registry is started and stopped by the suite's fixtures.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -111,6 +114,7 @@ debootstrap_standin() {
     local rootfs started arg args=()
     started=$(date +%s)
     rootfs=$(mktemp -d /tmp/cudaenv-standin.XXXXXX)
+    chmod 755 "$rootfs"  # the image's `/` (mktemp makes it 0700, which only root in the container may enter)
     for arg in "$@"; do
         if [ "$arg" = ROOTFS ]; then args+=("$rootfs"); else args+=("$arg"); fi
     done
@@ -245,19 +249,68 @@ ensure_devcontainer_cli() {
         >"$LOGS/npm.log" 2>&1 || { tail -20 "$LOGS/npm.log" >&2; die "npm install @devcontainers/cli failed (log: $LOGS/npm.log)"; }
 }
 
+# Podman: Debian's podman with runc (docker.io brings runc; crun refuses this machine's hybrid
+# cgroups), catatonit for --init, uidmap for rootless. Then the rootless user, and the stand-in in
+# both stores: `docker export` | `podman import` (a flat copy: the debootstrapped stand-in's own `/`
+# is 0700, which a rootless container user could not even enter).
+ROOTLESS_USER=${CUDAENV_TEST_ROOTLESS_USER:-cudaenv-rootless}
+as_rootless() {
+    local home
+    home=$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)
+    (cd / && runuser -u "$ROOTLESS_USER" -- env -u XDG_RUNTIME_DIR HOME="$home" TMPDIR="$home/.cache/cudaenv/podman-tmp" "$@")
+}
+podman_import_standin() {  # TAG [rootless]
+    local tag=$1 run=() container
+    [ "${2:-}" = rootless ] && run=(as_rootless)
+    if "${run[@]}" podman image exists "$tag" 2>/dev/null; then
+        return
+    fi
+    say "copying $tag into ${2:-root}'s Podman store"
+    container=$(docker create "$tag")
+    docker export "$container" | "${run[@]}" podman import --quiet \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' --change 'CMD ["/bin/bash"]' \
+        --message "cudaenv test stand-in $tag" - "$tag" >/dev/null \
+        || { docker rm -f "$container" >/dev/null; die "could not copy $tag into ${2:-root}'s Podman store"; }
+    docker rm -f "$container" >/dev/null
+}
+ensure_podman() {
+    local missing=()
+    command -v runc >/dev/null || apt_install runc  # first, so podman's "crun | runc" takes it
+    command -v podman >/dev/null || missing+=(podman)
+    command -v newuidmap >/dev/null || missing+=(uidmap)
+    command -v catatonit >/dev/null || missing+=(catatonit)
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt_install "${missing[@]}"
+    fi
+    is_root || { say "not root: the rootless Podman user cannot be made here; its tests fail under CI"; return; }
+    if ! getent passwd "$ROOTLESS_USER" >/dev/null; then
+        say "creating the rootless Podman test user $ROOTLESS_USER"
+        useradd --create-home --shell /bin/bash "$ROOTLESS_USER"
+    fi
+    if ! grep -q "^$ROOTLESS_USER:" /etc/subuid || ! grep -q "^$ROOTLESS_USER:" /etc/subgid; then
+        usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$ROOTLESS_USER"
+    fi
+    as_rootless mkdir -p "$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)/.cache/cudaenv/podman-tmp"
+    podman_import_standin "$STANDIN_IMAGE"
+    podman_import_standin "$STANDIN_IMAGE" rootless
+    say "Podman $(podman version --format '{{.Client.Version}}'): rootful runtime $(podman info --format '{{.Host.OCIRuntime.Name}}'), rootless storage $(as_rootless podman info --format '{{.Store.GraphDriverName}}')"
+}
+
 main() {
     local started=$SECONDS
     ensure_venv
     ensure_tools
     ensure_docker
     ensure_standin_image
+    ensure_podman
     ensure_bionic_standin
     ensure_binfmt
     ensure_arm64_standin
     ensure_arm64_uv
     ensure_devcontainer_cli
     export CUDAENV_STANDIN_IMAGE="$STANDIN_IMAGE" CUDAENV_STANDIN_BIONIC="$BIONIC_STANDIN_IMAGE" \
-        CUDAENV_STANDIN_ARM64="$ARM64_STANDIN_IMAGE"
+        CUDAENV_STANDIN_ARM64="$ARM64_STANDIN_IMAGE" CUDAENV_TEST_ROOTLESS_USER="$ROOTLESS_USER"
     say "set-up took $(( SECONDS - started )) s; running pytest"
     "$VENV/bin/python" -m pytest "$@"
 }

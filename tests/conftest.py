@@ -3,6 +3,8 @@
 * ``@pytest.mark.docker`` tests need a reachable Docker engine. Without one they are skipped on a
   developer's machine, but with ``CI=true`` the whole run stops with a failure: a green CI must
   never hide tests that did not run.
+* ``@pytest.mark.podman`` tests need Podman (root's, and a rootless user's driven through runuser:
+  ``tests/support/podman_env.py``); like Docker, a missing Podman is a failure with ``CI=true``.
 * ``@pytest.mark.e2e`` tests download real frameworks; they run only when asked (``-m e2e``).
 * ``@pytest.mark.slurm`` tests submit jobs to a real one-node Slurm cluster (Debian's slurm-wlm and
   munge, tests/support/slurm_cluster.py) that the ``slurm_cluster`` fixture starts detached and
@@ -55,6 +57,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = selected
 
     _require_slurm(items)
+    _require_podman(items)
     if not any("docker" in item.keywords for item in items):
         return
     reason = docker_unreachable_reason()
@@ -94,6 +97,62 @@ def _require_slurm(items: list[pytest.Item]) -> None:
                     returncode=3)
     for item in wanted:
         item.add_marker(pytest.mark.skip(reason=f"Slurm unavailable: {reason}"))
+
+
+def _require_podman(items: list[pytest.Item]) -> None:
+    """A podman test's ``engine_kind`` parameter says which Podman it needs (rootful or rootless)."""
+    from tests.support.podman_env import podman_unusable_reason
+
+    for item in items:
+        if "podman" not in item.keywords:
+            continue
+        kind = getattr(item, "callspec", None) and item.callspec.params.get("engine_kind")
+        reason = podman_unusable_reason(kind == "podman-rootless") or (
+            podman_unusable_reason(True) if kind is None else None)
+        if reason is None:
+            continue
+        if in_ci():
+            pytest.exit(f"CI=true and {item.nodeid} needs Podman, but {reason}. Run scripts/test.sh.", returncode=3)
+        item.add_marker(pytest.mark.skip(reason=f"Podman unavailable: {reason}"))
+
+
+ENGINE_KINDS = [pytest.param("docker", marks=pytest.mark.docker),
+                pytest.param("podman", marks=pytest.mark.podman),
+                pytest.param("podman-rootless", marks=pytest.mark.podman)]
+
+
+@pytest.fixture(scope="session")
+def podman_standin(tmp_path_factory):
+    """``(engine kind) -> (engine, stand-in tag)``: each Podman store gets the stand-in once."""
+    from tests.support import podman_env
+
+    made: dict[str, tuple] = {}
+
+    def provide(kind: str):
+        if kind not in made:
+            rootless = kind == "podman-rootless"
+            if rootless:
+                podman_env.prepare_user()
+            if not podman_env.has_image(rootless, STANDIN_IMAGE):
+                podman_env.import_standin(rootless, STANDIN_IMAGE)
+            made[kind] = (podman_env.engine_for(rootless), STANDIN_IMAGE)
+        return made[kind]
+
+    return provide
+
+
+@pytest.fixture(params=ENGINE_KINDS)
+def engine_kind(request) -> str:
+    """Each engine the contract holds for: Docker, Podman rootful, Podman rootless."""
+    return request.param
+
+
+@pytest.fixture
+def any_engine(engine_kind, request):
+    """(engine, stand-in image in that engine's store) for ``engine_kind``."""
+    if engine_kind == "docker":
+        return request.getfixturevalue("engine"), request.getfixturevalue("standin_image")
+    return request.getfixturevalue("podman_standin")(engine_kind)
 
 
 @pytest.fixture(scope="session")

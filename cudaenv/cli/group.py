@@ -21,8 +21,15 @@ from cudaenv.cli.commands import COMMANDS, GROUP_HELP, MAX_WIDTH
     help=GROUP_HELP,
 )
 @click.version_option(__version__, "-V", "--version", prog_name="cudaenv", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.option("--engine", type=click.Choice(["docker", "podman"]), default=None, metavar="docker|podman",
+              help="The container engine (default: CUDAENV_ENGINE, else Docker when it answers, else Podman).")
+def cli(engine: str | None) -> None:
     """The group; its help text is GROUP_HELP (cudaenv.cli.commands)."""
+    if engine is not None:
+        import os
+
+        # every get_engine() of this command, and the cudaenv processes it starts, use it
+        os.environ["CUDAENV_ENGINE"] = engine
 
 
 def _command_path(args: list[str]) -> str:

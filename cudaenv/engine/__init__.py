@@ -1,8 +1,10 @@
-"""The container-engine boundary: the only package that talks to Docker.
+"""The container-engine boundary: the only package that talks to Docker or Podman.
 
 Everything above this layer speaks in plain values (``BuildRequest``, ``ContainerSpec``,
-``RunResult`` in ``cudaenv.engine.values``, importable from here; ``ContainerInfo`` here). ``Engine`` is the interface another engine (podman, say) would
-implement; ``get_engine()`` returns the Docker one. The docker SDK is imported only inside
+``RunResult`` in ``cudaenv.engine.values``, importable from here; ``ContainerInfo`` here). ``Engine`` is
+the interface each engine implements (``docker_engine.DockerEngine``, ``podman_engine.PodmanEngine``);
+``get_engine()`` returns the one chosen (``choose_engine``: ``--engine``, ``CUDAENV_ENGINE``, else Docker
+when it answers and Podman when it does not). The docker SDK is imported only inside
 ``cudaenv.engine.docker_engine``, so importing this package stays cheap.
 """
 
@@ -66,6 +68,7 @@ class Engine(abc.ABC):
     """What cudaenv needs from a container engine."""
 
     name: str = "engine"
+    choice = None  # the Choice that picked this engine (get_engine sets it): `doctor` reports it
 
     @abc.abstractmethod
     def build(self, request: BuildRequest, on_output: OutputCallback | None = None, *,
@@ -149,6 +152,14 @@ class Engine(abc.ABC):
         """Give a local image another name."""
         raise NotImplementedError(f"the {self.name} engine cannot tag images")
 
+    attaches = False  # whether ``attach`` is offered
+
+    def attach(self, container_id: str, on_output: Callable[[bytes], None]) -> int:
+        """Start a created container, hand its output to ``on_output`` until it exits, and return
+        its exit code, in one step; offered where that is cheaper than start, stream and wait
+        (``attaches``). A failure to start raises as ``start`` does."""
+        raise NotImplementedError(f"the {self.name} engine cannot attach")
+
     def warm_up(self) -> None:
         """A hint that a container is about to be created: the engine may start asking, in the
         background, what it will need to know then. Never required; the default does nothing."""
@@ -163,17 +174,99 @@ class Engine(abc.ABC):
         cannot tell answers none (the run then reports the refusal itself)."""
         return ()
 
+    def push(self, reference: str, on_output: OutputCallback | None = None) -> None:
+        """Push a local image to its registry (``registry/repository:tag``); RegistryError (and
+        RegistryAuthError for refused credentials) when the registry refuses."""
+        raise NotImplementedError(f"the {self.name} engine cannot push images")
 
-def get_engine() -> Engine:
-    """The engine cudaenv uses: Docker, through its SDK and (for builds) its CLI."""
+    def describe(self) -> str:
+        """One line naming the engine and its version, for `doctor`; EngineError when it does not answer."""
+        return self.name
+
+
+ENGINES = ("docker", "podman")
+
+
+class Choice:
+    """Which engine, and why (``doctor`` says both)."""
+
+    __slots__ = ("name", "reason")
+
+    def __init__(self, name: str, reason: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "reason", reason)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError("Choice is frozen")
+
+    def __repr__(self) -> str:
+        return f"Choice({self.name!r}, {self.reason!r})"
+
+
+def docker_answers(timeout: float = 2.0) -> bool | None:
+    """Whether a Docker engine answers ``/_ping`` at DOCKER_HOST (or the default socket); None
+    where only the SDK can reach it (TLS, ssh://): someone configured Docker on purpose."""
+    from cudaenv.engine import api
+
+    if api.endpoint() is None:
+        return None
+    try:
+        status, answer = api.request("GET", "/version", timeout=timeout)  # /_ping answers "OK", not JSON
+    except (api.Unavailable, TimeoutError, OSError):
+        return False
+    return status == 200 and isinstance(answer, dict) and "podman" not in str(answer.get("Components", "")).lower()
+
+
+def choose_engine(environ: Mapping[str, str] | None = None) -> Choice:
+    """``CUDAENV_ENGINE`` (which the global ``--engine`` option sets) when given; otherwise Docker
+    when its daemon answers, Podman when it does not and a ``podman`` binary is on PATH, and Docker
+    again when neither is there (its error then says how to start it). A bad value is a UserError."""
+    import os
+    import shutil
+
+    env = os.environ if environ is None else environ
+    wanted = (env.get("CUDAENV_ENGINE") or "").strip()
+    if wanted:
+        if wanted.lower() not in ENGINES:
+            from cudaenv.errors import UserError, shown
+
+            raise UserError(f"CUDAENV_ENGINE={shown(wanted)}: expected one of {', '.join(ENGINES)} "
+                            "(or unset it to choose automatically)")
+        return Choice(wanted.lower(), f"CUDAENV_ENGINE={wanted.lower()} (or --engine) asks for it")
+    where = env.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    answers = docker_answers()
+    if answers is None:
+        return Choice("docker", f"automatic: DOCKER_HOST={where} names a Docker engine")
+    if answers:
+        return Choice("docker", f"automatic: Docker answers at {where}")
+    if shutil.which("podman"):
+        return Choice("podman", f"automatic: no Docker engine answers at {where}, and podman is installed")
+    return Choice("docker", f"automatic: neither a Docker engine at {where} nor a podman binary; Docker is the default")
+
+
+def engine_named(name: str) -> Engine:
+    if name == "podman":
+        from cudaenv.engine.podman_engine import PodmanEngine
+
+        return PodmanEngine()
     from cudaenv.engine.docker_engine import DockerEngine
 
     return DockerEngine()
 
 
+def get_engine() -> Engine:
+    """The engine cudaenv uses (``choose_engine``): Docker (its SDK, its socket, and its CLI for
+    BuildKit builds) or Podman (its CLI). The choice travels with the engine as ``engine.choice``."""
+    choice = choose_engine()
+    engine = engine_named(choice.name)
+    engine.choice = choice
+    return engine
+
+
 __all__ = [
     "BuildRequest",
     "BuildResult",
+    "Choice",
     "ContainerInfo",
     "ContainerSpec",
     "Engine",
@@ -182,5 +275,6 @@ __all__ = [
     "Mount",
     "OutputCallback",
     "RunResult",
+    "choose_engine",
     "get_engine",
 ]

@@ -323,6 +323,30 @@ class DockerEngine(Engine):
             raise EngineError(f"pulled {reference}, but the engine does not list it")
         return info.id
 
+    def push(self, reference: str, on_output: OutputCallback | None = None) -> None:
+        """Push through the SDK with Docker's credentials (``registry.push_auth_config``)."""
+        from cudaenv.engine.registry import (Reference, RegistryAuthError, RegistryError, engine_error_is_transient,
+                                             push_auth_config)
+
+        ref = Reference.parse(reference)
+        repository = f"{ref.registry}/{ref.repository}"
+        stream = self.client.images.push(repository, tag=ref.tag, stream=True, decode=True,
+                                         auth_config=push_auth_config(ref.registry))
+        for line in stream:
+            if "error" in line or "errorDetail" in line:
+                message = line.get("error") or line.get("errorDetail", {}).get("message", "push failed")
+                if any(w in message.lower() for w in ("unauthorized", "authentication required", "denied")):
+                    raise RegistryAuthError(f"{ref.registry} refused the push of {ref.repository}:{ref.tag}: {message}; "
+                                            f"run `docker login {ref.registry}` or set CUDAENV_REGISTRY_USER/PASSWORD")
+                raise RegistryError(f"pushing {reference}: {message}", transient=engine_error_is_transient(message))
+            status = line.get("status")
+            if on_output is not None and status in ("Pushed", "Layer already exists", "Mounted from"):
+                on_output(f"  {ref.tag}: layer {line.get('id', '')} {status.lower()}")
+
+    def describe(self) -> str:
+        version = self.client.version()
+        return f"Docker {version.get('Version')} (API {version.get('ApiVersion')})"
+
     def tag(self, image: str, reference: str) -> None:
         from cudaenv.engine.builders import split_reference
 

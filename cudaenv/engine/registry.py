@@ -181,3 +181,15 @@ def push_auth_config(registry: str) -> dict | None:
     """The auth_config the docker SDK's push wants, from the same sources."""
     found = credentials(registry)
     return {"username": found[0], "password": found[1]} if found else None
+
+
+# words in the *engine's* own error text (never our message, which holds hosts and hashes)
+TRANSIENT_WORDS = ("timeout", "timed out", "connection reset", "connection refused", "unexpected eof",
+                   "tls handshake", "temporarily unavailable", "bad gateway", "service unavailable",
+                   "gateway timeout", "too many requests")
+
+
+def engine_error_is_transient(message: str) -> bool:
+    """Whether an engine's push or pull error is worth trying again (a network hiccup, HTTP 5xx/429)."""
+    text = message.lower()
+    return any(word in text for word in TRANSIENT_WORDS) or bool(re.search(r"\b(502|503|504|429)\b", text))

@@ -30,7 +30,8 @@ from cudaenv import __version__
 from cudaenv.engine import BuildRequest, Engine
 from cudaenv.errors import BuildError, CudaenvError, UserError
 from cudaenv.matrix import Matrix
-from cudaenv.engine.registry import RegistryAuthError, RegistryClient, RegistryError, Reference, push_auth_config
+from cudaenv.engine.registry import (RegistryAuthError, RegistryClient, RegistryError, Reference,
+                                     engine_error_is_transient)
 from cudaenv.images.render import BuildSettings, build_context, render_dockerfile
 from cudaenv.resolver.driver import FORWARD, forward_compat_branches
 from cudaenv.resolver.model import DEFAULT_ARCH, FRAMEWORKS, OCI_ARCH, Constraints, Host, Stack
@@ -227,12 +228,6 @@ def plan_items(matrix: Matrix, stacks: list[Stack], registry: str, *, base_regis
     return items
 
 
-# words in the *engine's* own error text (never our message, which holds hosts and hashes)
-TRANSIENT_WORDS = ("timeout", "timed out", "connection reset", "connection refused", "unexpected eof",
-                   "tls handshake", "temporarily unavailable", "bad gateway", "service unavailable",
-                   "gateway timeout", "too many requests")
-
-
 def is_transient(exc: Exception) -> bool:
     """Whether trying again may help: a registry failure says so itself; a network error is."""
     if isinstance(exc, RegistryAuthError):
@@ -240,11 +235,6 @@ def is_transient(exc: Exception) -> bool:
     if isinstance(exc, RegistryError):
         return exc.transient
     return isinstance(exc, OSError)
-
-
-def engine_error_is_transient(message: str) -> bool:
-    text = message.lower()
-    return any(word in text for word in TRANSIENT_WORDS) or bool(re.search(r"\b(502|503|504|429)\b", text))
 
 
 def with_retries(action: Callable[[], object], *, attempts: int = 3, delay: float = 1.0,
@@ -264,20 +254,9 @@ def with_retries(action: Callable[[], object], *, attempts: int = 3, delay: floa
 
 
 def _push(engine: Engine, reference: str, progress: Callable[[str], None]) -> None:
-    ref = Reference.parse(reference)
-    repository = f"{ref.registry}/{ref.repository}"
-    stream = engine.client.images.push(repository, tag=ref.tag, stream=True, decode=True,
-                                       auth_config=push_auth_config(ref.registry))
-    for line in stream:
-        if "error" in line or "errorDetail" in line:
-            message = line.get("error") or line.get("errorDetail", {}).get("message", "push failed")
-            if any(w in message.lower() for w in ("unauthorized", "authentication required", "denied")):
-                raise RegistryAuthError(f"{ref.registry} refused the push of {ref.repository}:{ref.tag}: {message}; "
-                                        f"run `docker login {ref.registry}` or set CUDAENV_REGISTRY_USER/PASSWORD")
-            raise RegistryError(f"pushing {reference}: {message}", transient=engine_error_is_transient(message))
-        status = line.get("status")
-        if status in ("Pushed", "Layer already exists", "Mounted from"):
-            progress(f"  {ref.tag}: layer {line.get('id', '')} {status.lower()}")
+    """Push through the engine (its own client and credentials); registry refusals come back as
+    RegistryError / RegistryAuthError, worded by the engine."""
+    engine.push(reference, progress)
 
 
 def publish_items(engine: Engine, items: list[PublishItem], *, secrets: dict[str, Path] | None = None,

@@ -36,7 +36,7 @@ def push_image(engine, local_image: str, target: str, *, attempts: int = 3,
                progress: Callable[[str], None] = lambda _line: None) -> PushedImage:
     """Tag ``local_image`` as ``target``, push it with retries, and read the digest back."""
     ref = Reference.parse(target)
-    engine.client.images.get(local_image).tag(f"{ref.registry}/{ref.repository}", tag=ref.tag)
+    engine.tag(local_image, str(ref))
     with_retries(lambda: _push(engine, str(ref), progress), attempts=attempts,
                  on_retry=lambda line: progress(f"  retry: {line}"))
     digest = RegistryClient(ref.registry).manifest_digest(ref.repository, ref.tag)

@@ -243,8 +243,13 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
     except HostDetectionError as exc:
         info = HostInfo(driver=None, source=None)
         checks = [Check("NVIDIA driver", False, str(exc), "check the driver installation (`nvidia-smi`)")]
-    docker_checks, docker_info = _docker_checks()
-    checks += docker_checks
+    choice, engine_checks = engine_check()
+    checks += engine_checks
+    if choice is None or choice.name == "docker":
+        docker_checks, docker_info = _docker_checks()
+        checks += docker_checks
+    else:
+        docker_info = None  # Podman: no daemon, no BuildKit; GPUs come through CDI (checked below)
     runtime = _runtime_check(docker_info)
     if not runtime.ok and info.driver is None and declared_target():
         runtime = Check(runtime.name, True, "not configured; not needed here (a build-only host runs no GPU containers)")
@@ -253,7 +258,8 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
     reload_check = reload_safety_check(docker_info, info.gpus)
     if reload_check is not None:
         checks.append(reload_check)
-    checks.append(_buildkit_check())
+    if choice is None or choice.name == "docker":
+        checks.append(_buildkit_check())
     checks.append(emulation_check())
     overlays = [f for f in matrix.files if not f.startswith(str(Path(matrix.files[0]).parent))] if matrix.files else []
     checks.append(Check("compatibility matrix", True, f"revision {matrix.revision}"
@@ -267,5 +273,28 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
         "gpus": [{"index": g.index, "name": g.name, "compute_capability": g.compute_capability,
                   "memory_mib": g.memory_mib, "uuid": g.uuid} for g in info.gpus],
         "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),
+        "engine": choice.name if choice else None,
+        "engine_reason": choice.reason if choice else None,
     }
     return checks, host
+
+
+def engine_check():
+    """Which container engine cudaenv uses and why (``--engine``, ``CUDAENV_ENGINE``, or the
+    automatic choice); for Podman also whether it answers. (Choice or None, checks)."""
+    from cudaenv.engine import choose_engine, engine_named
+    from cudaenv.errors import CudaenvError
+
+    try:
+        choice = choose_engine()
+    except CudaenvError as exc:
+        return None, [Check("container engine", False, str(exc), "set CUDAENV_ENGINE to docker or podman, or unset it")]
+    checks = [Check("container engine", True, f"{choice.name}: {choice.reason}")]
+    if choice.name == "podman":
+        try:
+            checks.append(Check("Podman engine", True, engine_named("podman").describe()))
+        except CudaenvError as exc:
+            checks.append(Check("Podman engine", False, str(exc)[:300],
+                                "install podman (Debian/Ubuntu: `sudo apt-get install podman uidmap`) or choose "
+                                "Docker (--engine docker)"))
+    return choice, checks

@@ -143,8 +143,9 @@ def within_daemon_limits(engine, project, spec, overrides):
     for name in refused:
         soft, hard = defaults[name]
         shown = "unlimited" if hard == -1 else str(hard)
-        warn(f"cudaenv: warning: the Docker daemon cannot grant ulimit {name}={shown} (NVIDIA's recommendation "
-             f"for NCCL); the container gets the daemon's limit instead")
+        what = "the Docker daemon" if engine.name == "docker" else f"the {engine.name} engine"
+        warn(f"cudaenv: warning: {what} cannot grant ulimit {name}={shown} (NVIDIA's recommendation "
+             f"for NCCL); the container gets the {'daemon' if engine.name == 'docker' else 'engine'}'s limit instead")
     return replace(spec, ulimits={n: v for n, v in spec.ulimits.items() if n not in refused}) if refused else spec
 
 
@@ -171,6 +172,8 @@ def foreground(engine, container_id: str) -> int:
     out = sys.stdout.buffer
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        if engine.attaches:  # one call starts, streams and waits (Podman: one `podman start --attach`)
+            return engine.attach(container_id, lambda chunk: (out.write(chunk), out.flush()))
         engine.start(container_id)
         streamer = threading.Thread(target=stream, args=(engine, container_id, out), daemon=True)
         streamer.start()

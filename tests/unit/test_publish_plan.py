@@ -367,7 +367,7 @@ def test_one_failed_check_does_not_stop_the_next_image(matrix, fake_registry):
 
 
 def test_engine_push_errors_are_judged_by_the_engines_own_words():
-    from cudaenv.images.publish import engine_error_is_transient
+    from cudaenv.engine.registry import engine_error_is_transient
 
     assert engine_error_is_transient("received unexpected HTTP status: 503 Service Unavailable")
     assert engine_error_is_transient("net/http: TLS handshake timeout")
