@@ -120,3 +120,14 @@ def test_a_project_builds_runs_is_listed_and_stops_on_podman(project, engine_kin
     assert stopped.returncode == 0, stopped.stderr
     after = json.loads(cudaenv(engine_kind, "ps", "--json", "--all", cwd=root).stdout)["containers"]
     assert [c for c in after if c["project"] == name] == []
+
+
+def test_run_gpus_device_0_on_podman_gets_that_gpu_through_cdi(project, engine_kind):
+    """`cudaenv run --gpus device=0` on Podman: the GPU is the CDI device nvidia.com/gpu=0 of the host's spec
+    (written by the test: a fake device node and an environment entry), nothing else."""
+    engine, root, name = project
+    with podman_env.fake_cdi_gpus() as nodes:
+        run = cudaenv(engine_kind, "run", "--gpus", "device=0", str(root), "--", "sh", "-c",
+                      "env | grep ^CUDAENV_FAKE | sort; ls /dev | grep ^cudaenv-test-gpu | sort", cwd=root)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[-2:] == ["CUDAENV_FAKE_GPU_0=present", nodes[0]]

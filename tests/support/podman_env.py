@@ -12,8 +12,12 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import stat
 import subprocess
+import uuid
+from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 
 ROOTLESS_USER = os.environ.get("CUDAENV_TEST_ROOTLESS_USER", "cudaenv-rootless")
 IMPORT_CHANGES = ("ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ENV LANG=C.UTF-8",
@@ -86,3 +90,31 @@ def engine_for(rootless: bool):
     if not rootless:
         return PodmanEngine()
     return PodmanEngine(prefix=user_prefix(), rootless=True)
+
+
+CDI_SPEC_DIR = Path("/var/run/cdi")  # Podman 4.3 reads only the specification's directories
+
+
+@contextmanager
+def fake_cdi_gpus():
+    """Two fake GPUs (character devices like /dev/null, at /dev/cudaenv-test-gpuN) and the spec that
+    offers them, removed after. The nodes sit at the same path on the host as in the container, as
+    real GPUs do (/dev/nvidia0): rootless runc bind-mounts a device from its container path."""
+    tag = uuid.uuid4().hex[:8]
+    nodes = [Path(f"/dev/cudaenv-test-gpu{index}-{tag}") for index in range(2)]
+    for node in nodes:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        node.chmod(0o666)
+    devices = "".join(f"- name: '{i}'\n  containerEdits:\n    env: [CUDAENV_FAKE_GPU_{i}=present]\n"
+                      f"    deviceNodes:\n    - path: {node}\n" for i, node in enumerate(nodes))
+    both = "".join(f"    - path: {node}\n" for node in nodes)
+    CDI_SPEC_DIR.mkdir(parents=True, exist_ok=True)
+    spec = CDI_SPEC_DIR / f"cudaenv-test-{tag}.yaml"
+    spec.write_text(f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n{devices}"
+                    f"- name: all\n  containerEdits:\n    env: [CUDAENV_FAKE_GPU_ALL=present]\n    deviceNodes:\n{both}")
+    try:
+        yield [node.name for node in nodes]
+    finally:
+        spec.unlink()
+        for node in nodes:
+            node.unlink()
