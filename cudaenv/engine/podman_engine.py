@@ -143,6 +143,20 @@ def network_for(rootless: bool, environ: Mapping[str, str] | None = None) -> str
     return "host" if rootless else None
 
 
+def mount_argv(mount) -> list[str]:
+    """A bind mount as Podman's CLI takes it. ``--mount`` splits its value at every comma and
+    ``--volume`` at every colon, with no quoting in either: a path with a comma goes through
+    ``--volume``, one with a colon through ``--mount``, and one with both cannot be passed at all
+    (an error, never a mount with options the path smuggled in)."""
+    source, target = str(mount.source), mount.target
+    if "," not in source + target:
+        return ["--mount", f"type=bind,source={source},target={target}" + (",ro=true" if mount.read_only else "")]
+    if ":" not in source + target:
+        return ["--volume", f"{source}:{target}" + (":ro" if mount.read_only else ":rw")]
+    raise EngineError(f"cannot mount {source!r} with Podman: its path holds both ',' and ':', which Podman's "
+                      "--mount and --volume both read as separators; move or rename the directory")
+
+
 def create_argv(spec: ContainerSpec, *, rootless: bool, pinned: Mapping[str, tuple[int, int]] | None = None,
                 network: str | None = None, remove: bool = False) -> list[str]:
     """The ``podman create`` arguments (after ``podman``) for a ContainerSpec (inspectable in tests).
@@ -159,8 +173,7 @@ def create_argv(spec: ContainerSpec, *, rootless: bool, pinned: Mapping[str, tup
     for key, value in dict(spec.labels).items():
         argv += ["--label", f"{key}={value}"]
     for mount in spec.mounts:
-        option = f"type=bind,source={mount.source},target={mount.target}"
-        argv += ["--mount", option + (",ro=true" if mount.read_only else "")]
+        argv += mount_argv(mount)
     if spec.working_dir:
         argv += ["--workdir", spec.working_dir]
     if spec.user:
@@ -293,6 +306,8 @@ class PodmanEngine(Engine):
             self.rootless = rootless
         self._waiters: dict[str, subprocess.Popen] = {}
         self._attached: dict[str, subprocess.Popen] = {}
+        self._auto_removed: set[str] = set()  # created with --rm: gone once an attach to them has ended
+        self._gone: set[str] = set()
 
     # --- the CLI --------------------------------------------------------------------------------
 
@@ -649,7 +664,10 @@ class PodmanEngine(Engine):
         return proc.stdout.decode().strip().splitlines()[-1]
 
     def create(self, spec: ContainerSpec) -> str:
-        return self._create(spec)
+        container_id = self._create(spec, remove=spec.auto_remove)
+        if spec.auto_remove:
+            self._auto_removed.add(container_id)
+        return container_id
 
     @staticmethod
     def _raise_for_gpu_error(text: str) -> None:
@@ -724,6 +742,8 @@ class PodmanEngine(Engine):
             code = proc.wait()
         finally:
             self._attached.pop(container_id, None)
+        if container_id in self._auto_removed:  # `start --attach` removed it as it ended (create --rm)
+            self._gone.add(container_id)
         if code in (125, 126, 127) and b"Error: " in head:  # podman's own failure, not the container's code
             state = self._podman("inspect", "--format", "{{.State.Status}}", container_id, check=False)
             if state.returncode != 0 or state.stdout.decode().strip() in ("created", "configured"):
@@ -775,6 +795,10 @@ class PodmanEngine(Engine):
             raise EngineError(f"could not stop container {container_id[:12]}: {self._error_text(proc)}")
 
     def remove(self, container_id: str) -> None:
+        if container_id in self._gone:  # removed by the run itself: nothing to ask Podman
+            self._gone.discard(container_id)
+            self._auto_removed.discard(container_id)
+            return
         proc = self._podman("rm", "--force", "--time", "0", container_id, check=False, timeout=120)
         if proc.returncode != 0:
             text = self._error_text(proc)

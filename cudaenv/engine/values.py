@@ -104,6 +104,10 @@ class ContainerSpec:
     tty: bool = False
     stdin_open: bool = False
     init: bool = True
+    # a foreground run's container, removed when it exits: an engine that can do that as part of the
+    # run (Podman's `create --rm`, then `start --attach`) spares the separate removal; the caller
+    # still calls ``remove``, which then has nothing left to do
+    auto_remove: bool = False
 
 
 @dataclass(frozen=True)

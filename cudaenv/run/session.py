@@ -22,7 +22,7 @@ def warn(message: str) -> None:
 
 
 def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
-           jupyter: bool = False):
+           jupyter: bool = False, foreground: bool = False):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
     from cudaenv.engine import get_engine
 
@@ -63,6 +63,10 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
                           env=env_values, ports=port_values, shm_size=shm_size, ipc=ipc,
                           name=name or container_name(project), tty=tty, interactive=interactive, ulimits=ulimits)
         spec = within_daemon_limits(engine, project, spec, ulimits)
+        if foreground:  # removed when it exits, whatever happens to this process (the engine may do it itself)
+            from dataclasses import replace
+
+            spec = replace(spec, auto_remove=True)
         container_id = engine.create(spec)
     return engine, container_id, spec.name
 
@@ -220,5 +224,5 @@ def run_attached(directory: Path, *, gpus=None, name=None, env=(), ports=(), shm
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     engine, container_id, _name = start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
                                         ipc=ipc, rebuild=rebuild, command=command, tty=tty, interactive=tty,
-                                        ulimits=ulimits, jupyter=jupyter)
+                                        ulimits=ulimits, jupyter=jupyter, foreground=not tty)
     return interactive(engine, container_id) if tty else foreground(engine, container_id)

@@ -182,12 +182,15 @@ def test_exec_stop_and_remove_a_running_container(any_engine, label):
         engine.remove(container_id)
 
 
-def test_the_foreground_run_streams_both_outputs_and_leaves_nothing(any_engine, label, capfdbinary):
+@pytest.mark.parametrize("auto_remove", [False, True], ids=["removed-after", "auto-remove"])
+def test_the_foreground_run_streams_both_outputs_and_leaves_nothing(any_engine, label, capfdbinary, auto_remove):
+    """`cudaenv run` in the foreground asks for auto_remove (Podman: create --rm, so no separate
+    `podman rm`); with or without it, the output, the exit code and an empty listing after are the same."""
     from cudaenv.run.session import foreground
 
     engine, standin = any_engine
     key, value = label.split("=")
-    container_id = engine.create(ContainerSpec(image=standin, labels={key: value},
+    container_id = engine.create(ContainerSpec(image=standin, labels={key: value}, auto_remove=auto_remove,
                                                command=("sh", "-c", "echo out; echo err >&2; printf last; exit 6")))
     assert foreground(engine, container_id) == 6
     out = capfdbinary.readouterr().out  # stdout and stderr may interleave differently on each engine
