@@ -388,3 +388,26 @@ def test_a_node_without_an_arch_keeps_its_gpu_caveats_beside_the_arch_one(matrix
         "(no forward compatibility)",
         "the node states no CPU architecture (no kubernetes.io/arch label): checked as x86_64, the CPU the image is "
         "built for")
+
+
+def test_an_amd64_node_with_a_grace_gpu_is_refused_once_for_an_aarch64_image(matrix):
+    """A GH200 reported on an amd64 node, judged for an aarch64 image: the node's CPU is the reason,
+    said once; the GPU row's "only comes in aarch64 hosts" would say the same again."""
+    from dataclasses import replace
+
+    stack = replace(configured_torch_stack(matrix), arch="aarch64")
+    obj = with_labels(node("a100-r535"), **{"nvidia.com/gpu.product": "NVIDIA-GH200-480GB",
+                                            "nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0",
+                                            "kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "amd64"})
+    verdict = judge(matrix, stack, read_one(obj))
+    assert verdict.reasons == ("the node's CPU is x86_64; the image is built for aarch64 (its base image and "
+                               "framework wheels), so it cannot start there",)
+
+
+def test_a_node_refused_for_its_own_facts_has_no_mode_even_when_the_stack_would_run(matrix):
+    from dataclasses import replace
+
+    facts = replace(read_one(node("a100-r535")), unknown=("the driver version (no label)",))
+    verdict = judge(matrix, configured_torch_stack(matrix), facts)
+    assert (verdict.compatible, verdict.mode) == (False, None)
+    assert verdict.reasons == ("cannot be known: the driver version (no label)",)
