@@ -197,7 +197,7 @@ class DockerEngine(Engine):
         return build_with_sdk(self.client.api, request, on_output)
 
     def _create(self, spec: ContainerSpec):
-        spec = self._with_gpu_route(spec)
+        spec = self._with_rootless_user(self._with_gpu_route(spec))
         try:
             return self.client.containers.create(**create_kwargs(spec))
         except docker.errors.ImageNotFound as exc:
@@ -416,7 +416,13 @@ class DockerEngine(Engine):
                 info = api.checked("GET", "/info")
             except (api.Unavailable, api.ApiError):
                 info = self.client.info()
-        return info if isinstance(info, dict) else {}
+        self._last_info = info if isinstance(info, dict) else {}
+        return self._last_info
+
+    def _daemon_facts(self) -> dict:
+        """The daemon's configuration (rootless, CDI), which does not change while a command runs:
+        the last ``/info`` this engine saw, asked for when it has seen none."""
+        return self.__dict__.get("_last_info") or self._daemon_info()
 
     def _daemon_id(self) -> str:
         return str(self._daemon_info().get("ID", ""))
@@ -425,8 +431,26 @@ class DockerEngine(Engine):
         """``cdi`` when this daemon injects CDI devices and its spec directories offer NVIDIA GPUs."""
         from cudaenv.hosts import cdi
 
-        dirs = cdi.daemon_cdi_dirs(self._daemon_info())
+        dirs = cdi.daemon_cdi_dirs(self._daemon_facts())
         return "cdi" if dirs and cdi.read_specs(dirs).of_kind() else "legacy"
+
+    def _rootless(self) -> bool:
+        """Whether this daemon runs rootless (``name=rootless`` among its security options)."""
+        options = self._daemon_facts().get("SecurityOptions") or []
+        return any(isinstance(o, str) and "name=rootless" in o.split(",") for o in options)
+
+    def _with_rootless_user(self, spec: ContainerSpec) -> ContainerSpec:
+        """Under rootless Docker the container's root is the daemon's user on the host and every
+        other UID is a subordinate one: a container running as the caller's UID writes files that
+        belong to a subordinate UID on the host. The caller's own UID:GID (what `cudaenv run` asks
+        for, so files in /workspace stay theirs) therefore becomes 0:0 there, which is the caller."""
+        if spec.user is None or spec.user != f"{os.getuid()}:{os.getgid()}" or spec.user == "0:0":
+            return spec
+        if not self._rootless():
+            return spec
+        from dataclasses import replace
+
+        return replace(spec, user="0:0")
 
     def _with_gpu_route(self, spec: ContainerSpec) -> ContainerSpec:
         """The spec with its GPUs as CDI device names when this daemon injects CDI devices
@@ -439,7 +463,7 @@ class DockerEngine(Engine):
 
         from cudaenv.hosts import cdi
 
-        dirs = cdi.daemon_cdi_dirs(self._daemon_info())
+        dirs = cdi.daemon_cdi_dirs(self._daemon_facts())
         devices = cdi.read_specs(dirs).of_kind() if dirs else {}
         if not devices:
             return spec
@@ -449,7 +473,7 @@ class DockerEngine(Engine):
     def create(self, spec: ContainerSpec) -> str:
         from cudaenv.engine import api
 
-        spec = self._with_gpu_route(spec)
+        spec = self._with_rootless_user(self._with_gpu_route(spec))
         try:
             query = f"?name={api.quote(spec.name)}" if spec.name else ""
             answer = api.checked("POST", f"/containers/create{query}", api.container_body(spec), ok=(201,))

@@ -62,7 +62,7 @@ def daemon_with_cdi(tmp_path: Path, info_dirs):
         "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n- name: '1'\n- name: all\n")
     engine = DockerEngine()
     info = {"ID": "test", "CDISpecDirs": [str(spec_dir)] if info_dirs else []}
-    engine._daemon_info = lambda: info  # the daemon's answer, as Docker 25+ with and without CDI gives it
+    engine._daemon_facts = lambda: info  # the daemon's answer, as Docker 25+ with and without CDI gives it
     return engine
 
 
@@ -84,6 +84,26 @@ def test_a_container_without_gpus_never_asks_the_daemon_about_cdi():
     from cudaenv.engine.docker_engine import DockerEngine
 
     engine = DockerEngine()
-    engine._daemon_info = lambda: pytest.fail("asked the daemon")
+    engine._daemon_facts = lambda: pytest.fail("asked the daemon")
     spec = ContainerSpec(image="x")
     assert engine._with_gpu_route(spec) is spec
+
+
+@pytest.mark.parametrize("options, expected", [
+    (["name=seccomp,profile=default", "name=rootless", "name=cgroupns"], "0:0"),
+    (["name=seccomp,profile=default"], None),
+    ([], None),
+], ids=["rootless", "rootful", "none"])
+def test_under_rootless_docker_the_callers_uid_runs_as_the_containers_root(options, expected):
+    """Rootless Docker maps the container's root to the daemon's user and every other UID to a
+    subordinate one: the caller's UID:GID becomes 0:0 there, so files in /workspace stay theirs."""
+    import os
+
+    from cudaenv.engine.docker_engine import DockerEngine
+
+    engine = DockerEngine()
+    engine._daemon_facts = lambda: {"SecurityOptions": options}
+    caller = f"{os.getuid()}:{os.getgid()}"
+    assert engine._with_rootless_user(ContainerSpec(image="x", user=caller)).user == (expected or caller)
+    assert engine._with_rootless_user(ContainerSpec(image="x", user="4242:4242")).user == "4242:4242"  # chosen on purpose
+    assert engine._with_rootless_user(ContainerSpec(image="x")).user is None
