@@ -218,8 +218,8 @@ def docker_answers(timeout: float = 2.0) -> bool | None:
 
 
 def choose_engine(environ: Mapping[str, str] | None = None) -> Choice:
-    """``CUDAENV_ENGINE`` (which the global ``--engine`` option sets) when given; otherwise Docker
-    when its daemon answers, Podman when it does not and a ``podman`` binary is on PATH, and Docker
+    """``CUDAENV_ENGINE`` (which the global ``--engine`` option sets) when given; Docker when
+    DOCKER_HOST is set; otherwise Docker when its daemon answers at the default socket, Podman when it does not and a ``podman`` binary is on PATH, and Docker
     again when neither is there (its error then says how to start it). A bad value is a UserError."""
     import os
     import shutil
@@ -233,10 +233,12 @@ def choose_engine(environ: Mapping[str, str] | None = None) -> Choice:
             raise UserError(f"CUDAENV_ENGINE={shown(wanted)}: expected one of {', '.join(ENGINES)} "
                             "(or unset it to choose automatically)")
         return Choice(wanted.lower(), f"CUDAENV_ENGINE={wanted.lower()} (or --engine) asks for it")
-    where = env.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if env.get("DOCKER_HOST"):  # configured on purpose: its own error says when it does not answer
+        return Choice("docker", f"automatic: DOCKER_HOST={env['DOCKER_HOST']} names a Docker engine")
+    where = "unix:///var/run/docker.sock"
     answers = docker_answers()
     if answers is None:
-        return Choice("docker", f"automatic: DOCKER_HOST={where} names a Docker engine")
+        return Choice("docker", f"automatic: {where} names a Docker engine")
     if answers:
         return Choice("docker", f"automatic: Docker answers at {where}")
     if shutil.which("podman"):

@@ -176,7 +176,7 @@ def foreground(engine, container_id: str) -> int:
     out = sys.stdout.buffer
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        if engine.attaches:  # one call starts, streams and waits (Podman: one `podman start --attach`)
+        if getattr(engine, "attaches", False):  # one call starts, streams and waits (Podman: one `podman start --attach`)
             return engine.attach(container_id, lambda chunk: (out.write(chunk), out.flush()))
         engine.start(container_id)
         streamer = threading.Thread(target=stream, args=(engine, container_id, out), daemon=True)
