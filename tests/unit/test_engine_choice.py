@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from cudaenv import engine as engines
 from cudaenv.engine import choose_engine
 from cudaenv.errors import UserError
+from tests.support.cli import CUDAENV
 
 
 @pytest.mark.parametrize("value, name", [("podman", "podman"), ("docker", "docker"), (" Podman ", "podman")])
@@ -47,11 +47,11 @@ def test_automatic_prefers_a_docker_that_answers_then_podman(monkeypatch, answer
 
 def test_engine_option_reaches_get_engine_and_a_bad_one_is_exit_2_with_one_json_object(tmp_path):
     env = {**os.environ, "CUDAENV_ENGINE": "rkt"}
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "ps", "--json"], capture_output=True, text=True,
+    proc = subprocess.run([*CUDAENV, "ps", "--json"], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert json.loads(proc.stdout)["error"]["message"].startswith("CUDAENV_ENGINE='rkt'") or \
         "CUDAENV_ENGINE" in json.loads(proc.stdout)["error"]["message"]
-    proc = subprocess.run([sys.executable, "-m", "cudaenv", "--engine", "rkt", "ps"], capture_output=True, text=True,
+    proc = subprocess.run([*CUDAENV, "--engine", "rkt", "ps"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
