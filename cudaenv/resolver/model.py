@@ -108,6 +108,9 @@ class Host:
     # its CPU architecture as declared (--arch, [target] arch) or detected (uname -m); None: not
     # said, so a Grace GPU's host decides, else DEFAULT_ARCH
     arch: str | None = None
+    # declared without a GPU (a project's gpus = "none"): resolved to CPU framework builds only,
+    # never a CUDA stack. Not the same as no GPUs known (gpus=()), which is resolved around.
+    cpu: bool = False
 
     @property
     def all_datacenter(self) -> bool:
