@@ -162,57 +162,99 @@ def _print_found(detected) -> None:
 def lock(directory: Path, check: bool, as_json: bool) -> None:
     """Resolve the project and write cudaenv.lock with its requirements fully pinned.
 
-    The lock is for the configured [target] (not this machine). With --check nothing is
-    written: exit 0 when the lock is current, 1 when it is stale (what CI runs).
+    The lock is for the configured [target], or every [targets.NAME] (one stack each, shared
+    where targets resolve alike), never this machine. With --check nothing is written: exit 0
+    when the lock is current, 1 when it is stale, naming the stale target (what CI runs).
     """
-    from cudaenv.project.lock import check_environment, current_lock, lock_project, write_atomically
+    from cudaenv.project.lock import check_environment, current_locks, lock_targets, write_atomically
 
     project = load_project(directory)
     matrix = load_matrix()
+    several = project.several_targets
     if check:
         from cudaenv.project.lock import IndexUnreachable, wheel_problems
 
-        _lock, reasons = current_lock(project, matrix)
+        whole, reasons = current_locks(project, matrix)
         unchecked = None
-        if _lock is not None and not reasons:  # a current lock must also install: wheels for every pin
+        if whole is not None and not reasons:  # a current lock must also install: wheels for every pin
             try:
-                reasons = wheel_problems(project, _lock)
+                for key, names in whole.shared.items():  # each shared entry once
+                    view = whole.target(names[0])
+                    reasons += [f"target {', '.join(names)}: {r}" if several else r
+                                for r in wheel_problems(project, view)]
             except IndexUnreachable as exc:  # nothing could install from there either; say so, do not guess
                 unchecked = str(exc)
                 click.echo(f"! {project.lock_path}: wheels not checked: {unchecked}", err=True)
         if as_json:
+            stale_targets = sorted({r.split(":", 1)[0].removeprefix("target ") for r in reasons
+                                    if r.startswith("target ")}) if several else []
             emit_json({"ok": not reasons, "lock": str(project.lock_path), "stale": reasons,
+                       **({"stale_targets": stale_targets} if several else {}),
                        **({"wheels_unchecked": unchecked} if unchecked else {})})
         else:
             for reason in reasons:
                 click.echo(f"✗ {project.lock_path}: {reason}")
             if not reasons:
-                click.echo(f"✓ {project.lock_path} is up to date")
+                click.echo(f"✓ {project.lock_path} is up to date"
+                           + (f" ({len(whole.targets)} targets)" if several else ""))
         click.get_current_context().exit(1 if reasons else 0)
     check_environment()
     click.echo(f"locking {project.name}: resolving the stack and pinning requirements with uv …", err=True)
-    result, lock_value = lock_project(project, matrix)
-    if lock_value is None:
+    results, whole = lock_targets(project, matrix)
+    if whole is None:
         if as_json:
-            emit_json({"ok": False, "lock": None, "resolution": result.as_dict()})
+            if several:
+                emit_json({"ok": False, "lock": None, "targets": {name: {"ok": r.ok, "resolution": r.as_dict()}
+                                                                  for name, r in results.items()}})
+            else:
+                emit_json({"ok": False, "lock": None, "resolution": next(iter(results.values())).as_dict()})
         else:
-            click.echo(render_resolution(result, project_target(matrix, project).describe()))
+            for name, result in results.items():
+                if several:
+                    click.echo(f"target {name}: " + ("resolves" if result.ok else "no stack"))
+                if not result.ok or not several:
+                    click.echo(render_resolution(result, project_target(matrix, project,
+                                                                        name if several else None).describe()))
+            if several:
+                click.echo("nothing written: every target must resolve for the lock to be written")
         click.get_current_context().exit(1)
-    pinned = lock_value.pinned
-    write_atomically(project.lock_path, lock_value.as_toml())
+    write_atomically(project.lock_path, whole.as_toml())
     # what a user of this stack must know (a yanked release, a base deleted from Docker Hub, PTX only):
     # said on every lock, not only by `resolve`
-    warnings = [p for p in result.problems if not p.is_fix and p.code != "cuda-from-wheels"]
-    for problem in result.problems:
-        if problem.code == "cuda-from-wheels":
-            click.echo(f"note: {problem.message}", err=True)
-    for problem in warnings:
-        click.echo(f"cudaenv: warning: {problem.message}" + (f" ({problem.fix})" if problem.fix else ""), err=True)
+    said: set = set()
+    per_target: dict[str, list] = {}
+    for name, result in results.items():
+        warnings = [p for p in result.problems if not p.is_fix and p.code != "cuda-from-wheels"]
+        per_target[name] = warnings
+        prefix = f"target {name}: " if several else ""
+        for problem in result.problems:
+            if problem.code == "cuda-from-wheels":
+                click.echo(f"note: {prefix}{problem.message}", err=True)
+        for problem in warnings:
+            line = f"cudaenv: warning: {prefix}{problem.message}" + (f" ({problem.fix})" if problem.fix else "")
+            if line not in said:
+                said.add(line)
+                click.echo(line, err=True)
+    shared = whole.shared
     if as_json:
-        emit_json({"ok": True, "lock": str(project.lock_path), "stack": result.stack.as_dict(), "pinned": list(pinned),
-                   "warnings": [p.as_dict() for p in warnings]})
+        if not several:
+            view, result = whole.targets[0], next(iter(results.values()))
+            emit_json({"ok": True, "lock": str(project.lock_path), "stack": result.stack.as_dict(),
+                       "pinned": list(view.pinned), "warnings": [p.as_dict() for p in per_target[view.name]]})
+            return
+        emit_json({"ok": True, "lock": str(project.lock_path),
+                   "targets": {view.name: {"stack_id": view.entry_id(), "stack": results[view.name].stack.as_dict(),
+                                           "pinned": list(view.pinned), "host": view.target,
+                                           "warnings": [p.as_dict() for p in per_target[view.name]]}
+                               for view in whole.targets},
+                   "stacks": {key: list(names) for key, names in shared.items()}})
         return
-    s = result.stack
-    click.echo(f"locked {project.name}: {', '.join(f'{n} {v}' for n, v in s.frameworks) or 'CUDA runtime'}; "
-               f"CUDA {s.cuda}, Python {s.python}; {len(pinned)} pinned requirements")
-    click.echo(f"wrote {project.lock_path}")
+    for view in whole.targets:
+        s = results[view.name].stack
+        what = ', '.join(f'{n} {v}' for n, v in s.frameworks) or ('CUDA runtime' if not s.cpu else 'no framework')
+        runtime = "CPU only (no CUDA)" if s.cpu else f"CUDA {s.cuda}"
+        head = f"locked {project.name}" + (f" for target {view.name}" if several else "")
+        together = [n for n in shared[view.entry_id()] if n != view.name]
+        also = f" (one stack with {', '.join(together)})" if several and together else ""
+        click.echo(f"{head}: {what}; {runtime}, Python {s.python}; {len(view.pinned)} pinned requirements{also}")
+    click.echo(f"wrote {project.lock_path}" + (f" ({len(whole.targets)} targets, {len(shared)} stacks)" if several else ""))

@@ -1,0 +1,28 @@
+"""cudaenv.lock as tests read it: through cudaenv's own reader (``read_lock_file``), so every lock a
+test looks into is one the commands that consume it can read, whatever its format's layout.
+
+``lock_view`` gives one target's part in the shape of a one-target lock (format 1's tables:
+``stack``, ``requirements``, ``target``), which is what most tests ask about."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def lock_view(path: Path, target: str | None = None) -> dict:
+    """One target's stack, requirements and host as tables (``target``: None for the only one)."""
+    from cudaenv.project.lock import read_lock_file
+
+    whole = read_lock_file(Path(path))
+    assert whole is not None, f"no lock at {path}"
+    if target is None:
+        assert len(whole.targets) == 1, f"{path} holds targets {whole.names}: name one"
+        view = whole.targets[0]
+    else:
+        view = whole.target(target)
+        assert view is not None, f"{path} has no target {target!r} (targets: {whole.names})"
+    entry = view.entry()
+    return {"format": whole.format, "cudaenv": view.cudaenv, "matrix_revision": view.matrix_revision,
+            "inputs_hash": view.inputs_hash, "inputs": dict(view.inputs), "target": dict(view.target),
+            "stack": entry["stack"], "requirements": entry["requirements"], "name": view.name,
+            "stack_id": view.entry_id()}
