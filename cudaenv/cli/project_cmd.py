@@ -200,6 +200,9 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
         click.get_current_context().exit(1 if reasons else 0)
     check_environment()
     click.echo(f"locking {project.name}: resolving the stack and pinning requirements with uv …", err=True)
+    from cudaenv.project.lock import LOCK_FORMAT, lock_format_of
+
+    old_format = lock_format_of(project.lock_path)
     results, whole = lock_targets(project, matrix)
     if whole is None:
         if as_json:
@@ -219,6 +222,9 @@ def lock(directory: Path, check: bool, as_json: bool) -> None:
                 click.echo("nothing written: every target must resolve for the lock to be written")
         click.get_current_context().exit(1)
     write_atomically(project.lock_path, whole.as_toml())
+    if old_format is not None and old_format < LOCK_FORMAT:
+        click.echo(f"cudaenv: note: {project.lock_path} was lock format {old_format}; rewritten as format "
+                   f"{LOCK_FORMAT} (targets: {', '.join(whole.names)})", err=True)
     # what a user of this stack must know (a yanked release, a base deleted from Docker Hub, PTX only):
     # said on every lock, not only by `resolve`
     said: set = set()

@@ -331,6 +331,16 @@ def read_lock_file(path: Path) -> LockFile | None:
 READABLE_FORMATS = (1, LOCK_FORMAT)
 
 
+def lock_format_of(path: Path) -> int | None:
+    """The format an existing lock says it has (None: no lock, or none that says), unvalidated:
+    only for saying that an older lock was rewritten."""
+    try:
+        fmt = tomllib.loads(path.read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return fmt if type(fmt) is int else None
+
+
 def _read_view(path: Path, header: dict, name: str, target: dict, stack: dict, requirements: dict, where: str) -> Lock:
     """One target's stack and requirements, validated (``where``: their table's prefix, "stacks.ID.")."""
     pinned = requirements.get("pinned", [])
@@ -1053,8 +1063,13 @@ def _locked_answer(matrix, project: Project, host, result):
     from cudaenv.hosts.target import project_target
 
     try:
-        lock = read_lock(project.lock_path)
-        if lock is None or project_target(matrix, project).host != host:
+        whole = read_lock_file(project.lock_path)
+        if whole is None:
+            return None
+        # the target this host is: its part of the lock (a format 1 lock is the one target's)
+        name = next((t.name for t in project.named_targets if project_target(matrix, project, t.name).host == host), None)
+        lock = None if name is None else whole.target(name) or (whole.targets[0] if whole.format == 1 else None)
+        if lock is None or (lock.target.get("driver") or None) != host.driver:
             return None
     except CudaenvError:
         return None
