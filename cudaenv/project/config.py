@@ -521,9 +521,6 @@ def _parse_target(reader: _Reader, table: dict, section: str, name: str) -> Targ
             raise ConfigError(f"{reader.where}: {section}.{which}: a target with gpus = \"none\" has no GPU, so no "
                               f"{which.replace('_', ' ')}: drop it, or name the target's GPUs", field=f"{section}.{which}")
         return TargetConfig(arch=arch, name=name, cpu=True)
-    if isinstance(gpus_value, str):
-        raise reader.fail(f"{section}.gpus", 'a list of GPU names like ["A100"], or "none" for a target without '
-                                             "a GPU", gpus_value)
     return TargetConfig(driver=driver.strip() if driver else None, gpus=reader.str_list(table, section, "gpus"),
                         compute_capabilities=ccs, arch=arch, name=name)
 

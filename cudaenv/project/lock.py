@@ -288,7 +288,7 @@ def read_lock_file(path: Path) -> LockFile | None:
         hint = (f"upgrade cudaenv (this is {__version__}) to read it" if newer
                 else "run `cudaenv lock` to rewrite it")
         raise UserError(f"{path}: format: this lock has {what[:60]}, written by {by}; this cudaenv reads "
-                        f"formats {', '.join(str(f) for f in READABLE_FORMATS)}: {hint}")
+                        f"formats {' and '.join(str(f) for f in READABLE_FORMATS)}: {hint}")
     inputs = _table(data, "inputs", path)
     if not all(isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{1,64}", v) for k, v in inputs.items()):
         raise UserError(f"{path}: inputs: expected file names with hex digests; run `cudaenv lock` to rewrite it")
@@ -309,9 +309,9 @@ def read_lock_file(path: Path) -> LockFile | None:
 
     views = []
     for name, table in targets.items():
-        if not TARGET_NAME.fullmatch(name) or not isinstance(table, dict):
-            raise UserError(f"{path}: targets.{shown(name, 40)}: not a target of a cudaenv.lock; "
-                            "run `cudaenv lock` to rewrite it")
+        if not TARGET_NAME.fullmatch(name):
+            raise UserError(f"{path}: targets.{shown(name, 40)}: not a target name; run `cudaenv lock` to rewrite it")
+        table = _table(targets, name, path, "targets.")
         target = dict(table)
         key = target.pop("stack", None)
         entry = stacks.get(key) if isinstance(key, str) else None
@@ -319,12 +319,9 @@ def read_lock_file(path: Path) -> LockFile | None:
             raise UserError(f"{path}: targets.{name}.stack: names no entry of [stacks] ({shown(key)}); "
                             "run `cudaenv lock` to rewrite the lock")
         where = f"stacks.{key}."
-        view = _read_view(path, header, name, target, _table(entry, "stack", path, where),
-                          _table(entry, "requirements", path, where), where)
-        if view.entry_id() != key:  # an entry edited by hand no longer matches its key
-            raise UserError(f"{path}: stacks.{key}: its content does not match its key (edited by hand?); "
-                            "run `cudaenv lock` to rewrite the lock")
-        views.append(view)
+        # the key is only a name: an entry edited by hand is judged by its content, like any lock
+        views.append(_read_view(path, header, name, target, _table(entry, "stack", path, where),
+                                _table(entry, "requirements", path, where), where))
     return LockFile(tuple(views), format=fmt)
 
 
@@ -397,7 +394,8 @@ def inputs_hash(project: Project, *, whole_run: bool = False, targets: bool = Fa
 
 def accepted_hashes(project: Project) -> tuple[str, ...]:
     """The inputs hashes a current lock may record: this cudaenv's, and those of older locks."""
-    return (inputs_hash(project), inputs_hash(project, targets=True), inputs_hash(project, targets=True, whole_run=True))
+    return tuple(inputs_hash(project, whole_run=whole_run, targets=targets)
+                 for targets in (False, True) for whole_run in (False, True))
 
 
 def _config_text(project: Project, *, whole_run: bool = False, targets: bool = False) -> bytes:
@@ -755,7 +753,8 @@ def _declared_changed(lock: Lock, target) -> str | None:
     """How a target's declaration differs from what the lock recorded for it (driver, GPUs, CPU), or
     None. Only what both say is compared: a lock records the host, not how it was spelled."""
     recorded, now = lock.target, target.as_dict()
-    changed = [key for key in ("driver", "gpus", "arch") if (recorded.get(key) or None) != (now.get(key) or None)]
+    changed = [key for key in ("driver", "gpus", "arch") if key in recorded
+               and (recorded.get(key) or None) != (now.get(key) or None)]
     if not changed:
         return None
     return "its declaration changed (" + ", ".join(
@@ -1069,7 +1068,7 @@ def _locked_answer(matrix, project: Project, host, result):
         # the target this host is: its part of the lock (a format 1 lock is the one target's)
         name = next((t.name for t in project.named_targets if project_target(matrix, project, t.name).host == host), None)
         lock = None if name is None else whole.target(name) or (whole.targets[0] if whole.format == 1 else None)
-        if lock is None or (lock.target.get("driver") or None) != host.driver:
+        if lock is None:
             return None
     except CudaenvError:
         return None

@@ -157,12 +157,22 @@ def resolve_cpu(matrix, constraints: Constraints, host: Host) -> Resolution:
 
 
 def cpu_only_problem(matrix, constraints: Constraints, host: Host) -> Problem | None:
-    """For a GPU target that no CUDA build fits: the reason, when a CPU build would have fit (the
-    one answer a GPU target must never get silently, conda/conda#14761)."""
+    """For a GPU target that no CUDA build fits: the reason, when what would fit is a framework
+    release that exists for the Python it needs only as a CPU build (the one answer a GPU target
+    must never get silently, conda/conda#14761). None where CUDA builds of it exist (then the
+    resolver's own reasons say why they do not fit: the driver, the GPU, a CUDA constraint)."""
+    from cudaenv.matrix.builds import framework_builds
+
     found = resolve_cpu(matrix, constraints, Host(arch=host.platform, cpu=True))
     if not found.ok:
         return None
     stack = found.stack
+    if not any(name in FRAMEWORKS for name, _ in stack.frameworks):
+        return None  # no framework: nothing was built for the CPU instead of a GPU
+    builds = framework_builds(matrix, host.platform)
+    for name, version in stack.frameworks:
+        if name in FRAMEWORKS and any(b.version == version and stack.python in b.python for b in builds.get(name, ())):
+            return None  # a CUDA build of it exists for that Python: not a CPU-only answer
     what = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "the stack"
     return Problem("cpu-build-only", f"the only build of {what} that fits (Python {stack.python}) is a CPU-only build "
                                      f"({', '.join(stack.index_urls) or 'CPU wheels'}): a GPU target never gets a CPU "

@@ -26,3 +26,45 @@ def lock_view(path: Path, target: str | None = None) -> dict:
             "inputs_hash": view.inputs_hash, "inputs": dict(view.inputs), "target": dict(view.target),
             "stack": entry["stack"], "requirements": entry["requirements"], "name": view.name,
             "stack_id": view.entry_id()}
+
+
+class OneTarget:
+    """A parsed (tomlkit) lock of one target, edited as if it had format 1's tables: ``stack`` and
+    ``requirements`` are its [stacks.ID] entry's, ``target`` its [targets.NAME] table; every other key
+    is the file's own. Lets a test damage one field wherever the format keeps it."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+        (self.name,) = list(doc["targets"])
+        self.key = doc["targets"][self.name]["stack"]
+
+    def _where(self, key: str):
+        if key in ("stack", "requirements"):
+            return self.doc["stacks"][self.key]
+        if key == "target":
+            return self.doc["targets"]
+        return self.doc
+
+    def _key(self, key: str) -> str:
+        return self.name if key == "target" else key
+
+    def __getitem__(self, key: str):
+        return self._where(key)[self._key(key)]
+
+    def __setitem__(self, key: str, value) -> None:
+        self._where(key)[self._key(key)] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._where(key)[self._key(key)]
+
+    def __contains__(self, key: str) -> bool:
+        return self._key(key) in self._where(key)
+
+
+def entry_prefix(text: str) -> str:
+    """How a lock's error messages name its one entry's tables: "stacks.ID."."""
+    import tomllib
+
+    data = tomllib.loads(text)
+    (name,) = list(data["targets"])
+    return f"stacks.{data['targets'][name]['stack']}."
