@@ -491,7 +491,8 @@ def parse_targets(reader: _Reader, data: dict) -> tuple[TargetConfig, ...]:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(allowed)})"
-                raise ConfigError(f"{reader.where}: unknown key '{section}.{shown(key, 40)}'{hint}",
+                said = key if len(key) <= 40 and key.isprintable() else shown(key, 40)
+                raise ConfigError(f"{reader.where}: unknown key '{section}.{said}'{hint}",
                                   field=f"{section}.{key}")
         found.append(_parse_target(reader, table, section, name))
     return tuple(found)

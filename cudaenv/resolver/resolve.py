@@ -762,11 +762,18 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
     """The best stack for ``constraints`` on ``host``, every valid CUDA, and the problems found.
     A host declared without a GPU (``host.cpu``) gets CPU builds only (``cudaenv.resolver.cpu``);
     any other host gets CUDA builds only, and is told when a CPU build is all that would fit."""
-    check_versions_exist(matrix, constraints)
+    cpu_pins = tuple((n, v) for n, v in constraints.variants if v == "cpu")  # torch==2.6.0+cpu
+    check_versions_exist(matrix, replace(constraints, variants=tuple(v for v in constraints.variants
+                                                                    if v not in cpu_pins)))
     if host.cpu:
         from cudaenv.resolver.cpu import resolve_cpu
 
         return resolve_cpu(matrix, constraints, host)
+    if cpu_pins:
+        names = ", ".join(n for n, _ in cpu_pins)
+        return Resolution(stack=None, valid_cuda=(), problems=(Problem(
+            "cpu-pin-on-gpu-target", f"{names} is pinned to its CPU build (+cpu): a GPU target never gets a CPU build",
+            fix=f"drop the +cpu label from the {names} pin, or declare a target without a GPU (gpus = \"none\")"),))
     fatal = host_problems(matrix, host)
     if fatal:
         if explain and any(p.code == "driver-predates-architecture" for p in fatal):
