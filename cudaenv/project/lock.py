@@ -661,7 +661,9 @@ def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: d
         find_links=read.find_links, extra_index_urls=read.extra_index_urls, own_code=read.own_code,
         cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
         inputs=input_digests(project),
-        stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
+        # as the file keeps them (TOML has no null), so a lock made and the same lock read back are equal
+        stack=_without_none(stack.as_dict()), target={k: "" if v is None else v for k, v in target.items()},
+        requirement_files=tuple(str(r) for r in project.requirements),
         python_index=strip_credentials(project.build.python_index) or read.index_url or PYPI_SIMPLE,
         framework_index=strip_credentials(project.build.framework_index)
         or (stack.index_urls[0] if stack.index_urls else None),
@@ -753,8 +755,9 @@ def _declared_changed(lock: Lock, target) -> str | None:
     """How a target's declaration differs from what the lock recorded for it (driver, GPUs, CPU), or
     None. Only what both say is compared: a lock records the host, not how it was spelled."""
     recorded, now = lock.target, target.as_dict()
-    changed = [key for key in ("driver", "gpus", "arch") if key in recorded
-               and (recorded.get(key) or None) != (now.get(key) or None)]
+    if not recorded:  # a lock that recorded no host (written by hand, or before it was recorded)
+        return None
+    changed = [key for key in ("driver", "gpus", "arch") if (recorded.get(key) or None) != (now.get(key) or None)]
     if not changed:
         return None
     return "its declaration changed (" + ", ".join(
