@@ -101,6 +101,8 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
         gpus=gpus or (declared.gpus if declared else ()),
         compute_capabilities=compute_capabilities or (declared.compute_capabilities if declared else ()),
         detect=not no_detect, arch=arch or (declared.arch if declared else None),
+        # a project's target without a GPU, unless the command line describes another host
+        cpu=bool(declared and declared.cpu and not (driver or gpus or compute_capabilities)),
     )
     if project is not None:
         from cudaenv.project.config import resolve_project
