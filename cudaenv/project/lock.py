@@ -92,6 +92,16 @@ class Lock:
         device = "cpu" if stack.get("device") == "cpu" else "cu" + str(stack.get("cuda", "")).replace(".", "")
         return f"{device}-py{str(stack.get('python', '')).replace('.', '')}-{digest}"
 
+    def gpu_stack(self, what: str, path: Path | str = "cudaenv.lock") -> Stack:
+        """The locked stack for ``what`` (an image, a Slurm job, a host check) that only a GPU stack
+        has yet: a CPU target's stack is refused in one line (exit 2) instead of an image labelled
+        for "CUDA None". Building and running CPU targets is the next step of several targets."""
+        stack = self.resolved_stack()
+        if stack.cpu:
+            raise UserError(f"{path}: target {self.name} has no GPU (a CPU-only stack): {what} is not made for a CPU "
+                            "stack yet; `cudaenv resolve` and `cudaenv lock` serve it")
+        return stack
+
     def as_toml(self) -> str:
         """The lock file of this one target."""
         return LockFile.of((self,)).as_toml()

@@ -355,3 +355,24 @@ def test_lock_rewrites_a_format_1_lock_with_a_note(tmp_path, torch_index):
             in proc.stderr.splitlines())
     assert set(json.loads(proc.stdout)) == {"ok", "lock", "stack", "pinned", "warnings"}  # the one-target shape
     assert read_lock_file(project.lock_path).format == 2
+
+
+# --- what a CPU stack is not made into yet -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, what", [
+    (("dockerfile",), "an image"),
+    (("check", "--driver", "550.54.15", "--gpu", "A100"), "a host check"),
+])
+def test_a_cpu_stack_is_refused_in_one_line_where_only_gpu_stacks_are_made_yet(tmp_path, args, what):
+    project = project_in(tmp_path / "p", '[frameworks]\ntorch = ">=2.6"\n[targets.laptop]\ngpus = "none"\n')
+    write(project, views(project))
+    proc = run_cli(args[0], project.root, *args[1:], env=isolated_env())
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == (f"cudaenv: error: {project.lock_path}: target laptop has no GPU (a CPU-only stack): {what} "
+                           "is not made for a CPU stack yet; `cudaenv resolve` and `cudaenv lock` serve it\n")
+
+
+def test_a_gpu_stack_is_made_as_before(tmp_path):
+    _, a100, _ = views(project_in(tmp_path / "p"))
+    assert a100.gpu_stack("an image").cuda == "12.6"
