@@ -134,6 +134,8 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     if detected.cuda:
         cuda.add("version", detected.cuda)
         cuda["version"].comment("named by the requirements (a +cu118 build, a jax[cuda12] extra)")
+    elif stack.cpu:
+        cuda.add(tomlkit.comment('version = ">=12.6"   # optional; the target has no GPU, so no CUDA was resolved'))
     else:
         cuda.add(tomlkit.comment(f'version = ">={stack.cuda}"   # optional; resolved: CUDA {stack.cuda}'))
     if stack.cudnn:
@@ -159,7 +161,7 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     doc["build"] = build
 
     run = tomlkit.table()
-    run.add("gpus", "all")
+    run.add("gpus", "none" if stack.cpu else "all")  # a project for a machine without a GPU asks for none
     run["gpus"].comment("all | none | auto | a count | device indices or UUIDs")
     run.add("shm_size", "8g")
     run["shm_size"].comment("PyTorch DataLoader workers need shared memory")

@@ -125,7 +125,9 @@ def test_a_new_project_gets_its_first_target_as_a_named_table(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     project = load_project(root)
     assert project.targets == (TargetConfig(name="laptop", cpu=True),)
-    assert "[target]\n" not in (root / "cudaenv.toml").read_text()
+    text = (root / "cudaenv.toml").read_text()
+    assert "[target]\n" not in text and "None" not in text  # no CUDA was resolved, and none is named
+    assert project.run.gpus == "none"  # its containers ask for no GPU
 
 
 @pytest.mark.parametrize("value", [Host(cpu=True), Host(arch="aarch64", cpu=True), host("535.104.05", ("A100",)),
