@@ -85,7 +85,7 @@ def _stack_source(matrix, directory, image, options, hosts=None):
         from cudaenv.errors import CudaenvError
         from cudaenv.project.pins import clash_message, pin_clashes
 
-        stack = lock.resolved_stack()
+        stack = lock.gpu_stack("a host check", project.lock_path)
         clashes = pin_clashes(stack, lock.pinned)
         if clashes:  # judge what the lock installs, not only what its stack says
             raise CudaenvError(f"{project.lock_path}: {clash_message(clashes, stack, lock.framework_index)}")

@@ -70,7 +70,7 @@ def kubernetes(directory, kind, image, name, namespace, gpus, runtime_class, use
         image = pushed.by_digest
         click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     values, passed = parse_export_env(env)
-    workload = build_workload(project, matrix, lock.resolved_stack(), kind=kind, image=image, name=name,
+    workload = build_workload(project, matrix, lock.gpu_stack("a Kubernetes workload", project.lock_path), kind=kind, image=image, name=name,
                               namespace=namespace, gpus=gpus, runtime_class=runtime_class, user=user,
                               shm_size=shm_size, replicas=replicas, backoff_limit=backoff_limit,
                               command=tuple(command), env=values, passthrough=passed,

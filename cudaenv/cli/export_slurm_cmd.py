@@ -68,7 +68,7 @@ def slurm(directory, runtime, image, gpus, time_limit, partition, account, job_n
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         local_tag = plan.default_tag
     values, passed = parse_export_env(env)
-    job = build_job(project, matrix, lock.resolved_stack(), runtime=runtime,
+    job = build_job(project, matrix, lock.gpu_stack("a Slurm job", project.lock_path), runtime=runtime,
                     image=image_for(runtime, image, local_tag), gpus=gpus, time=time_limit, partition=partition,
                     account=account, job_name=job_name, output=output, command=tuple(command), env=values,
                     passthrough=passed,

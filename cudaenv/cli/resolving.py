@@ -91,14 +91,18 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
     matrix = load_matrix()
     declared = project.target if project is not None else None
     if project is not None:
-        from cudaenv.hosts.target import project_target
+        from cudaenv.hosts.target import project_targets
 
-        project_target(matrix, project)  # the project's own [target] errors name its file and key
+        targets = project_targets(matrix, project)  # the project's own target errors name its file and table
+        if project.several_targets and not (driver or gpus or compute_capabilities or arch):
+            return _several_answer(matrix, project, targets, constraints, from_flags, as_json)
     target = resolve_target(
         matrix, driver=driver or (declared.driver if declared else None),
         gpus=gpus or (declared.gpus if declared else ()),
         compute_capabilities=compute_capabilities or (declared.compute_capabilities if declared else ()),
         detect=not no_detect, arch=arch or (declared.arch if declared else None),
+        # a project's target without a GPU, unless the command line describes another host
+        cpu=bool(declared and declared.cpu and not (driver or gpus or compute_capabilities)),
     )
     if project is not None:
         from cudaenv.project.config import resolve_project
@@ -129,6 +133,28 @@ def resolve_answer(directory: str | None, *, here: Path | None, driver: str | No
     return Answer(text, 0 if result.ok else 1)
 
 
+def _several_answer(matrix, project, targets, constraints, from_flags, as_json: bool) -> Answer:
+    """A project with [targets.NAME] tables and no host on the command line: a stack per target,
+    as one JSON object ({"ok", "targets": {NAME: the one-target shape, with its "host"}}) or text."""
+    from cudaenv.project.config import resolve_project
+    from cudaenv.project.lock import installable
+
+    flagged = () if from_flags is None else (
+        tuple(name for name, _ in from_flags.frameworks) + (("os",) if from_flags.os else ()))
+    answers = {}
+    for name, target in targets:
+        result = resolve_project(matrix, project, target.host, constraints, from_flags=flagged)
+        answers[name] = (target, installable(matrix, project, target.host, result, constraints))
+    ok = all(result.ok for _, result in answers.values())
+    if as_json:
+        payload = {"ok": ok, "targets": {name: {**result.as_dict(), "host": target.report()}
+                                         for name, (target, result) in answers.items()}}
+        return Answer(json_text(payload), 0 if ok else 1)
+    text = "\n\n".join(f"[targets.{name}]\n" + render_resolution(result, target.describe())
+                        for name, (target, result) in answers.items()) + "\n"
+    return Answer(text, 0 if ok else 1)
+
+
 def _framework_line(stack: Stack) -> str:
     from cudaenv.resolver.model import FRAMEWORKS
 
@@ -145,6 +171,14 @@ def render_resolution(result: Resolution, host_line: str) -> str:
         s = result.stack
         cudnn = f", cuDNN {s.cudnn_version}" if s.cudnn_version else ""
         lines.append(f"✓ {_framework_line(s)}")
+        if s.cpu:
+            lines.append(f"  CPU only (no CUDA library), Python {s.python}")
+            lines.append(f"  image:  {s.base_image} (CPU builds for a target without a GPU)")
+            if s.requirements:
+                index = f" --index-url {s.index_urls[0]}" if s.index_urls else ""
+                lines.append(f"  install: pip install {' '.join(s.requirements)}{index}")
+            lines.extend(f"! {p.message}" + (f" ({p.fix})" if p.fix else "") for p in result.problems)
+            return "\n".join(lines)
         lines.append(f"  CUDA {s.cuda}{cudnn}, Python {s.python}")
         from cudaenv.images.render import flavor_reason
 

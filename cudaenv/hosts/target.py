@@ -71,16 +71,20 @@ class Target:
                 "origin": self.origin}
         if self.host.arch is not None:
             data["arch"] = self.host.arch
+        if self.host.cpu:
+            data["gpus"] = "none"
         return data
 
     def report(self) -> dict:
         """What --json output shows: GPUs with their SM, e.g. "A100 (sm_80)"."""
-        return {"driver": self.host.driver, "gpus": [g.label for g in self.host.gpus], "origin": self.origin,
-                "arch": self.host.platform, "unidentified_gpus": list(self.unknown_gpus)}
+        return {"driver": self.host.driver, "gpus": "none" if self.host.cpu else [g.label for g in self.host.gpus],
+                "origin": self.origin, "arch": self.host.platform, "unidentified_gpus": list(self.unknown_gpus)}
 
     def describe(self) -> str:
         driver = f"driver {self.host.driver}" if self.host.driver else "driver unknown"
         gpus = ", ".join(g.label for g in self.host.gpus) if self.host.gpus else "GPUs unknown"
+        if self.host.cpu:
+            driver, gpus = "no GPU", "CPU builds only"
         unknown = f"; not identified, so not checked: {', '.join(self.unknown_gpus)}" if self.unknown_gpus else ""
         origin = self.origin
         if self.host.platform != "x86_64":  # said only where it is not the usual one
@@ -153,13 +157,16 @@ def host_from_detection(matrix: Matrix, info: HostInfo) -> tuple[Host, tuple[str
 
 def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], compute_capabilities: Sequence[str],
                    detect: bool = True, environment: bool = True, where: str | None = None,
-                   arch: str | None = None) -> Target:
+                   arch: str | None = None, cpu: bool = False) -> Target:
     """Options first, then (``environment``) CUDAENV_DRIVER_VERSION / CUDAENV_GPUS, then detection.
     ``where`` names the file the values came from, for error messages ("cudaenv.toml: target").
     ``arch``: the target's CPU architecture as declared; a declared host without one is x86_64 unless
-    a GPU says otherwise (a GH200 comes only with a Grace CPU), a detected host is this machine's."""
+    a GPU says otherwise (a GH200 comes only with a Grace CPU), a detected host is this machine's.
+    ``cpu``: a target declared without a GPU (gpus = "none"): CPU builds only."""
     if arch is not None:
         arch = check_arch_text(arch, f"{where}.arch" if where else "--arch")
+    if cpu:
+        return Target(Host(arch=arch, cpu=True), "declared")
     env_driver, env_gpus = (None, [])
     if environment and not (driver and (gpus or compute_capabilities)):
         env_driver, env_gpus = environment_overrides()  # read only when options leave something open
@@ -185,9 +192,21 @@ def resolve_target(matrix: Matrix, *, driver: str | None, gpus: Sequence[str], c
     return Target(host, f"detected via {info.source}", info, unknown_gpus=unknown)
 
 
-def project_target(matrix: Matrix, project) -> Target:
-    """The host a lock is for: the configured [target] only, never this machine, so a lock
-    written on a laptop and checked on a GPU-less CI runner agree."""
-    return resolve_target(matrix, driver=project.target.driver, gpus=project.target.gpus,
-                          compute_capabilities=project.target.compute_capabilities, detect=False, environment=False,
-                          where=f"{project.config_path}: target", arch=project.target.arch)
+def project_target(matrix: Matrix, project, name: str | None = None) -> Target:
+    """The host a lock is for: the configured [target] (or [targets.NAME] for ``name``) only, never
+    this machine, so a lock written on a laptop and checked on a GPU-less CI runner agree."""
+    declared = project.target if name is None else project.target_named(name)
+    return declared_target(matrix, project, declared)
+
+
+def declared_target(matrix: Matrix, project, declared) -> Target:
+    """A project's target (a ``TargetConfig``) as the resolver's host; errors name its table."""
+    section = f"targets.{declared.name}" if "targets" in project.raw else "target"
+    return resolve_target(matrix, driver=declared.driver, gpus=declared.gpus,
+                          compute_capabilities=declared.compute_capabilities, detect=False, environment=False,
+                          where=f"{project.config_path}: {section}", arch=declared.arch, cpu=declared.cpu)
+
+
+def project_targets(matrix: Matrix, project) -> tuple[tuple[str, Target], ...]:
+    """Every target the project is locked for, by name, in the file's order."""
+    return tuple((declared.name, declared_target(matrix, project, declared)) for declared in project.named_targets)

@@ -88,7 +88,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     A base published by `cudaenv publish` is pulled at build time and named by the same content
     hash as one built here, so the Dockerfile (and its inputs hash) does not depend on what a
     registry holds right now."""
-    stack = lock.resolved_stack()
+    stack = lock.gpu_stack("an image", project.lock_path)
     if project.build.ca_cert and not buildkit:
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
                         "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")

@@ -209,7 +209,7 @@ def stacks_from_projects(directories: tuple[str, ...]) -> list[Stack]:
         lock = read_lock(project.lock_path)
         if lock is None:
             raise UserError(f"{project.root}: no cudaenv.lock; run `cudaenv lock {directory}` first")
-        stacks.append(lock.resolved_stack())
+        stacks.append(lock.gpu_stack("a stack base to publish", project.lock_path))
     return stacks
 
 

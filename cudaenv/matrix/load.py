@@ -320,6 +320,14 @@ def yanked_companion(r: RowReader) -> model.YankedCompanion:
                                           variant=variant, source=r.source()))
 
 
+def cpu_build(r: RowReader) -> model.CpuBuild:
+    index_url = r.str("index_url")
+    if not re.fullmatch(r"https://[A-Za-z0-9.-]+/[A-Za-z0-9._/-]*", index_url):
+        raise r.fail("index_url", "an https:// URL of a package index", index_url)
+    return r.finish(model.CpuBuild(index_url=index_url, platforms=r.platforms(), python=r.python_list(default=()),
+                                   source=r.source(), note=r.str("note", default="")))
+
+
 def torch_release(r: RowReader) -> model.TorchRelease:
     return r.finish(model.TorchRelease(
         version=r.version("version"), released=r.str("released", default=None), python=r.python_list(),
@@ -330,7 +338,7 @@ def torch_release(r: RowReader) -> model.TorchRelease:
         pypi_requires=r.requires("pypi_requires"),
         variants=r.rows("variant", torch_variant), source=r.source(), pypi_source=r.source("pypi_source", default=None),
         yanked=r.yanked(), yanked_companions=r.rows("yanked_companion", yanked_companion),
-        source_builds=r.source_builds(), note=r.str("note", default=""),
+        source_builds=r.source_builds(), note=r.str("note", default=""), cpu=r.rows("cpu", cpu_build),
     ))
 
 

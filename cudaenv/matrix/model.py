@@ -94,6 +94,18 @@ class CudnnRelease:
 
 
 @dataclass(frozen=True)
+class CpuBuild:
+    """A framework release's CPU-only build (no CUDA library in it): what a target without a GPU
+    installs. torch's comes from PyTorch's own CPU index (torch==X+cpu)."""
+
+    index_url: str
+    source: str
+    platforms: tuple[str, ...] = ("x86_64",)
+    python: tuple[str, ...] = ()  # the Pythons it has wheels for; empty: the release's own list
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class TorchVariant:
     cuda: str  # x.y
     index_url: str
@@ -149,6 +161,7 @@ class TorchRelease:
     yanked_companions: tuple[YankedCompanion, ...] = ()
     source_builds: tuple[str, ...] = ()  # see SOURCE_BUILDS below
     note: str = ""
+    cpu: tuple[CpuBuild, ...] = ()  # [[release.cpu]]: its CPU-only builds, where a source shows them
 
 
 @dataclass(frozen=True)

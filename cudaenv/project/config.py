@@ -26,6 +26,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "frameworks": tuple(FRAMEWORKS) + tuple(COMPANIONS),
     "cuda": ("version", "cudnn"),
     "target": ("driver", "gpus", "compute_capabilities", "arch"),
+    "targets": (),  # [targets.NAME] tables: their names are the user's, each table's keys are [target]'s
     "build": ("flavor", "os", "system_packages", "base_registry", "python_index", "framework_index",
               "framework_index_mirrors", "ca_cert", "build_from_source"),
     "run": ("gpus", "shm_size", "ipc", "env", "ports", "command", "ulimits", "jupyter"),
@@ -43,12 +44,24 @@ SHM_SIZE = re.compile(r"^[0-9]{1,12}(?:\.[0-9]{1,6})?[bkmgBKMG]?$")
 REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
 
 
+# A target's name: it reaches the lock's keys, later image labels, Kubernetes workload names and
+# --target flags, so it is a DNS label (lower-case letters, digits, -) of at most 32 characters.
+TARGET_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?")
+DEFAULT_TARGET = "default"  # the name a single [target] (or none at all) has
+# words a --target flag may come to mean something by (every target, this host's, no GPU): never names
+RESERVED_TARGET_NAMES = ("all", "auto", "none", "any", "this", "host")
+# `gpus = "none"`: the one way to say a target has no GPU (a CPU target: CPU framework builds only)
+NO_GPUS = "none"
+
+
 @dataclass(frozen=True)
 class TargetConfig:
     driver: str | None = None
     gpus: tuple[str, ...] = ()
     compute_capabilities: tuple[str, ...] = ()
     arch: str | None = None  # the target's CPU architecture (x86_64, aarch64); None: implied by its GPUs
+    name: str = DEFAULT_TARGET
+    cpu: bool = False  # gpus = "none": no GPU, so CPU builds only (and never a CUDA library)
 
 
 @dataclass(frozen=True)
@@ -123,10 +136,32 @@ class Project:
     # [lock] exclude_newer: lock against the package index as it was then (uv's --exclude-newer), so
     # the same inputs give the same lock next month; None: the index as it is now
     exclude_newer: str | None = None
+    # every target the project is locked for, in the file's order: [targets.NAME] tables, or the one
+    # [target] (named "default"); empty only for a Project built by hand (then ``target`` alone)
+    targets: tuple[TargetConfig, ...] = ()
 
     @property
     def lock_path(self) -> Path:
         return self.root / "cudaenv.lock"
+
+    @property
+    def named_targets(self) -> tuple[TargetConfig, ...]:
+        """The targets a lock holds: the declared ones, or the single [target] as "default"."""
+        return self.targets or (self.target,)
+
+    @property
+    def several_targets(self) -> bool:
+        """More than one target: commands that serve one target must be told which."""
+        return len(self.named_targets) > 1
+
+    def target_named(self, name: str) -> TargetConfig:
+        """The target called ``name``; bad input (exit 2) naming the ones that exist otherwise."""
+        for target in self.named_targets:
+            if target.name == name:
+                return target
+        known = ", ".join(t.name for t in self.named_targets)
+        raise ConfigError(f"--target: no target {shown(name)} in {self.config_path or 'the project'} "
+                          f"(targets: {known})")
 
 
 class _Reader:
@@ -290,22 +325,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
                        if key in frameworks_table)
 
     cuda = reader.section("cuda")
-    target = reader.section("target")
-    driver = reader.str(target, "target", "driver")
-    if driver is not None and not is_driver_version(driver.strip()):
-        raise reader.fail("target.driver", "a driver version like 535.104.05", driver)
-    ccs = reader.str_list(target, "target", "compute_capabilities")
-    for cc in ccs:
-        if not is_numeric(cc, 2):
-            raise reader.fail("target.compute_capabilities", 'compute capabilities like "8.0"', cc)
-    arch = reader.str(target, "target", "arch")
-    if arch is not None:
-        from cudaenv.resolver.model import arch_name
-
-        if arch_name(arch) is None:
-            raise reader.fail("target.arch", '"x86_64" or "aarch64" (the target\'s CPU architecture)', arch)
-        arch = arch_name(arch)
-
+    targets = parse_targets(reader, data)
     build = reader.section("build")
     flavor = reader.str(build, "build", "flavor", "auto")
     if flavor not in FLAVORS:
@@ -430,8 +450,7 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
     return Project(
         root=root, config_path=config_path, name=name, python=python_text, requirements=tuple(requirements),
         constraints=constraints,
-        target=TargetConfig(driver=driver.strip() if driver else None, gpus=reader.str_list(target, "target", "gpus"),
-                            compute_capabilities=ccs, arch=arch),
+        target=targets[0] if len(targets) == 1 else TargetConfig(), targets=targets,
         build=BuildConfig(flavor=flavor, os=build.get("os"), system_packages=packages, base_registry=base_registry,
                           ca_cert=ca_cert, build_from_source=tuple(dict.fromkeys(from_source)), **indexes),
         run=RunConfig(gpus=gpus_text, shm_size=shm, ipc=ipc, env=tuple(sorted((k, str(v)) for k, v in env.items())),
@@ -440,6 +459,71 @@ def parse_config(root: Path, data: dict, where: str, config_path: Path | None) -
         raw=data,
         exclude_newer=check_exclude_newer(reader.section("lock").get("exclude_newer"), f"{where}: lock.exclude_newer"),
     )
+
+
+def parse_targets(reader: _Reader, data: dict) -> tuple[TargetConfig, ...]:
+    """[target] (one target, named "default") or [targets.NAME] tables (several), never both."""
+    if "target" in data and "targets" in data:
+        raise ConfigError(f"{reader.where}: [target] and [targets.*] both present: describe one target in "
+                          "[target], or name each in its own [targets.NAME] table (move [target] to "
+                          f"[targets.{DEFAULT_TARGET}])", field="targets")
+    if "targets" not in data:
+        return (_parse_target(reader, reader.section("target"), "target", DEFAULT_TARGET),)
+    tables = data["targets"]
+    if not isinstance(tables, dict) or not tables:
+        raise reader.fail("[targets]", "tables like [targets.cluster] (driver, gpus, compute_capabilities, arch)",
+                          tables)
+    found = []
+    for name, table in tables.items():
+        if not isinstance(name, str) or not TARGET_NAME.fullmatch(name):
+            raise ConfigError(f"{reader.where}: targets.{shown(name, 40)}: expected a target name of lower-case "
+                              "letters, digits and - (at most 32, e.g. [targets.cluster]), "
+                              f"got {shown(name)}", field="targets")
+        if name in RESERVED_TARGET_NAMES:
+            raise ConfigError(f"{reader.where}: targets.{name}: {name!r} is a reserved word (reserved: "
+                              f"{', '.join(RESERVED_TARGET_NAMES)}); pick another name", field=f"targets.{name}")
+        if not isinstance(table, dict):
+            raise reader.fail(f"targets.{name}", f"a table [targets.{name}] with driver, gpus, "
+                                                 "compute_capabilities, arch", table)
+        section = f"targets.{name}"
+        for key in table:
+            allowed = SCHEMA["target"]
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(allowed)})"
+                said = key if len(key) <= 40 and key.isprintable() else shown(key, 40)
+                raise ConfigError(f"{reader.where}: unknown key '{section}.{said}'{hint}",
+                                  field=f"{section}.{key}")
+        found.append(_parse_target(reader, table, section, name))
+    return tuple(found)
+
+
+def _parse_target(reader: _Reader, table: dict, section: str, name: str) -> TargetConfig:
+    """One target's table; ``section`` is how errors name it ("target", "targets.cluster")."""
+    driver = reader.str(table, section, "driver")
+    if driver is not None and not is_driver_version(driver.strip()):
+        raise reader.fail(f"{section}.driver", "a driver version like 535.104.05", driver)
+    ccs = reader.str_list(table, section, "compute_capabilities")
+    for cc in ccs:
+        if not is_numeric(cc, 2):
+            raise reader.fail(f"{section}.compute_capabilities", 'compute capabilities like "8.0"', cc)
+    arch = reader.str(table, section, "arch")
+    if arch is not None:
+        from cudaenv.resolver.model import arch_name
+
+        if arch_name(arch) is None:
+            raise reader.fail(f"{section}.arch", '"x86_64" or "aarch64" (the target\'s CPU architecture)', arch)
+        arch = arch_name(arch)
+    gpus_value = table.get("gpus", [])
+    cpu = isinstance(gpus_value, str) and gpus_value.strip().lower() == NO_GPUS
+    if cpu:
+        if driver is not None or ccs:
+            which = "driver" if driver is not None else "compute_capabilities"
+            raise ConfigError(f"{reader.where}: {section}.{which}: a target with gpus = \"none\" has no GPU, so no "
+                              f"{which.replace('_', ' ')}: drop it, or name the target's GPUs", field=f"{section}.{which}")
+        return TargetConfig(arch=arch, name=name, cpu=True)
+    return TargetConfig(driver=driver.strip() if driver else None, gpus=reader.str_list(table, section, "gpus"),
+                        compute_capabilities=ccs, arch=arch, name=name)
 
 
 def load_project(directory: str | Path, *, required: bool = True) -> Project:

@@ -43,8 +43,58 @@ def _range_for(version: str) -> str:
     return f">={v.major}.{v.minor},<{v.major + 1}"
 
 
+def target_table(host: Host, known_gpu: Callable[[str], bool] = lambda name: True, *, hints: bool = True):
+    """A target's table as the configuration spells it ([target] or [targets.NAME]): what
+    ``cudaenv.project.config`` reads back to the same host."""
+    target = tomlkit.table()
+    if host.cpu:
+        target.add("gpus", "none")
+        target["gpus"].comment("no GPU: CPU builds only")
+        if host.arch is not None and host.arch != Host().platform:
+            target.add("arch", host.arch)
+        return target
+    if host.driver:
+        target.add("driver", host.driver)
+    elif hints:
+        target.add(tomlkit.comment('driver = "535.104.05"   # the host(s) the stack must run on'))
+    if host.gpus:
+        # names the matrix knows; anything else (a GPU newer than cudaenv's data) by its capability
+        named = [g.name for g in host.gpus if g.name and known_gpu(g.name)]
+        by_cc = [g.compute_capability for g in host.gpus if not (g.name and known_gpu(g.name))]
+        if named:
+            target.add("gpus", named)
+        if by_cc:
+            target.add("compute_capabilities", by_cc)
+    elif hints:
+        target.add(tomlkit.comment('gpus = ["A100"]'))
+    # the CPU the stack was resolved for, where the GPUs written above do not imply it (an A100 in an
+    # Arm server, --arch aarch64, or this machine's uname -m): `cudaenv lock` reads the target only, and
+    # without it would lock the x86_64 stack
+    if host.platform != Host(gpus=host.gpus).platform:
+        target.add("arch", host.platform)
+    return target
+
+
+def add_target(text: str, name: str, host: Host, known_gpu: Callable[[str], bool] = lambda n: True, *,
+               in_pyproject: bool = False) -> str:
+    """``text`` (cudaenv.toml, or pyproject.toml with [tool.cudaenv]) with [targets.NAME] written
+    or replaced by ``host``'s description, everything else as it was (tomlkit keeps comments and
+    layout). A single [target] becomes [targets.default] first: the two never stand side by side."""
+    doc = tomlkit.parse(text)
+    root = doc["tool"]["cudaenv"] if in_pyproject else doc
+    if "targets" not in root:
+        targets = tomlkit.table(is_super_table=True)
+        if "target" in root:
+            targets["default"] = root["target"]
+            del root["target"]
+        root["targets"] = targets
+    targets = root["targets"]
+    targets[name] = target_table(host, known_gpu, hints=False)
+    return tomlkit.dumps(doc)
+
+
 def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Stack, host: Host, requirement_files: list[str],
-                  known_gpu: Callable[[str], bool] = lambda name: True) -> str:
+                  known_gpu: Callable[[str], bool] = lambda name: True, target_name: str | None = None) -> str:
     doc = tomlkit.document()
     doc.add(tomlkit.comment("cudaenv.toml: what this project needs from CUDA. Written by `cudaenv init`;"))
     doc.add(tomlkit.comment("edit freely, then run `cudaenv lock`. Schema: see cudaenv's README (Configuration)."))
@@ -84,33 +134,20 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     if detected.cuda:
         cuda.add("version", detected.cuda)
         cuda["version"].comment("named by the requirements (a +cu118 build, a jax[cuda12] extra)")
+    elif stack.cpu:
+        cuda.add(tomlkit.comment('version = ">=12.6"   # optional; the target has no GPU, so no CUDA was resolved'))
     else:
         cuda.add(tomlkit.comment(f'version = ">={stack.cuda}"   # optional; resolved: CUDA {stack.cuda}'))
     if stack.cudnn:
         cuda.add(tomlkit.comment(f'cudnn = ">={stack.cudnn}"   # optional; resolved: cuDNN {stack.cudnn_version}'))
     doc["cuda"] = cuda
 
-    target = tomlkit.table()
-    if host.driver:
-        target.add("driver", host.driver)
-    else:
-        target.add(tomlkit.comment('driver = "535.104.05"   # the host(s) the stack must run on'))
-    if host.gpus:
-        # names the matrix knows; anything else (a GPU newer than cudaenv's data) by its capability
-        named = [g.name for g in host.gpus if g.name and known_gpu(g.name)]
-        by_cc = [g.compute_capability for g in host.gpus if not (g.name and known_gpu(g.name))]
-        if named:
-            target.add("gpus", named)
-        if by_cc:
-            target.add("compute_capabilities", by_cc)
-    else:
-        target.add(tomlkit.comment('gpus = ["A100"]'))
-    # the CPU the stack was resolved for, where the GPUs written above do not imply it (an A100 in an
-    # Arm server, --arch aarch64, or this machine's uname -m): `cudaenv lock` reads [target] only, and
-    # without it would lock the x86_64 stack
-    if host.platform != Host(gpus=host.gpus).platform:
-        target.add("arch", host.platform)
-    doc["target"] = target
+    if target_name is None:
+        doc["target"] = target_table(host, known_gpu)
+    else:  # `init --target NAME`: the project's first named target
+        targets = tomlkit.table(is_super_table=True)
+        targets[target_name] = target_table(host, known_gpu)
+        doc["targets"] = targets
 
     build = tomlkit.table()
     build.add("flavor", "auto")
@@ -124,7 +161,7 @@ def render_config(root_name: str, detected: Detected, plan: InitPlan, stack: Sta
     doc["build"] = build
 
     run = tomlkit.table()
-    run.add("gpus", "all")
+    run.add("gpus", "none" if stack.cpu else "all")  # a project for a machine without a GPU asks for none
     run["gpus"].comment("all | none | auto | a count | device indices or UUIDs")
     run.add("shm_size", "8g")
     run["shm_size"].comment("PyTorch DataLoader workers need shared memory")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaenv import __version__
-from cudaenv.errors import CudaenvError, IndexUnreachable, LockError, UserError  # noqa: F401 - lock's API
+from cudaenv.errors import CudaenvError, IndexUnreachable, LockError, UserError, shown  # noqa: F401 - lock's API
 from cudaenv.project.config import Project, exclude_newer_for, exclude_newer_from_env  # noqa: F401 - lock's API
 from cudaenv.project.locate import check_index_url
 from cudaenv.project.wheels import manylinux_platform, uv_python_version  # noqa: F401 - manylinux_platform: where lock callers have found it
@@ -34,12 +34,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-LOCK_FORMAT = 1
+# 2: [targets.NAME] each name a [stacks.ID] entry (a stack and its pinned requirements), shared by
+# the targets that resolve alike; 1: one [target], one [stack], one [requirements] (still read)
+LOCK_FORMAT = 2
 PYPI_SIMPLE = "https://pypi.org/simple"
+DEFAULT_TARGET = "default"  # the one target of a project with [target] (or none), and of a format 1 lock
 
 
 @dataclass(frozen=True)
 class Lock:
+    """One target's view of cudaenv.lock: its stack and pinned requirements (what build, run and
+    the exports consume), and the file's own facts. ``LockFile`` holds every target."""
+
     cudaenv: str
     matrix_revision: str
     inputs_hash: str
@@ -60,55 +66,126 @@ class Lock:
     find_links: tuple[str, ...] = ()
     extra_index_urls: tuple[str, ...] = ()
     own_code: tuple[str, ...] = ()
+    name: str = DEFAULT_TARGET  # the target this view is of
 
     def resolved_stack(self) -> Stack:
         """The locked stack as the resolver's value (read_lock has checked that it is one)."""
         return Stack.from_dict(self.stack)
 
-    def as_toml(self) -> str:
-        import tomlkit
-
-        doc = tomlkit.document()
-        doc.add(tomlkit.comment("cudaenv.lock: written by `cudaenv lock`; do not edit by hand."))
-        doc.add(tomlkit.comment("Commit it: `cudaenv lock --check` in CI fails when it no longer matches."))
-        doc["format"] = LOCK_FORMAT
-        doc["cudaenv"] = self.cudaenv
-        doc["matrix_revision"] = self.matrix_revision
-        doc["inputs_hash"] = self.inputs_hash
-        if self.inputs:
-            inputs = tomlkit.table()
-            for key, value in self.inputs:
-                inputs[key] = value
-            doc["inputs"] = inputs
-        target = tomlkit.table()
-        for key, value in self.target.items():
-            target[key] = value if value is not None else ""
-        doc["target"] = target
-        stack = tomlkit.table()
-        for key, value in self.stack.items():
-            if value is None:
-                continue
-            if isinstance(value, dict):
-                inline = tomlkit.inline_table()
-                inline.update(value)
-                stack[key] = inline
-            else:
-                stack[key] = value
-        doc["stack"] = stack
-        requirements = tomlkit.table()
-        requirements["files"] = list(self.requirement_files)
-        requirements["python_index"] = self.python_index
+    def entry(self) -> dict:
+        """What targets share when they resolve alike: the stack and its pinned requirements."""
+        requirements = {"files": list(self.requirement_files), "python_index": self.python_index}
         if self.framework_index:
             requirements["framework_index"] = self.framework_index
         requirements["platform"] = self.platform
         for key in ("find_links", "extra_index_urls", "own_code"):
             if getattr(self, key):
                 requirements[key] = list(getattr(self, key))
-        pinned = tomlkit.array()
-        pinned.multiline(True)
-        pinned.extend(self.pinned)
-        requirements["pinned"] = pinned
-        doc["requirements"] = requirements
+        requirements["pinned"] = list(self.pinned)
+        return {"stack": _without_none(self.stack), "requirements": requirements}
+
+    def entry_id(self) -> str:
+        """The entry's key in [stacks]: what it is (cu126-py312, cpu-py312) and a digest of all of it,
+        so the same stack and pins always get the same key and two different ones never share it."""
+        digest = hashlib.sha256(json.dumps(self.entry(), sort_keys=True).encode()).hexdigest()[:8]
+        stack = self.stack
+        device = "cpu" if stack.get("device") == "cpu" else "cu" + str(stack.get("cuda", "")).replace(".", "")
+        return f"{device}-py{str(stack.get('python', '')).replace('.', '')}-{digest}"
+
+    def gpu_stack(self, what: str, path: Path | str = "cudaenv.lock") -> Stack:
+        """The locked stack for ``what`` (an image, a Slurm job, a host check) that only a GPU stack
+        has yet: a CPU target's stack is refused in one line (exit 2) instead of an image labelled
+        for "CUDA None". Building and running CPU targets is the next step of several targets."""
+        stack = self.resolved_stack()
+        if stack.cpu:
+            raise UserError(f"{path}: target {self.name} has no GPU (a CPU-only stack): {what} is not made for a CPU "
+                            "stack yet; `cudaenv resolve` and `cudaenv lock` serve it")
+        return stack
+
+    def as_toml(self) -> str:
+        """The lock file of this one target."""
+        return LockFile.of((self,)).as_toml()
+
+
+@dataclass(frozen=True)
+class LockFile:
+    """cudaenv.lock as a whole: every target, each naming the entry in [stacks] it shares."""
+
+    targets: tuple[Lock, ...]
+    format: int = LOCK_FORMAT  # the format the file was read in (1: an older lock, read as target "default")
+
+    @classmethod
+    def of(cls, targets) -> "LockFile":
+        return cls(tuple(targets))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.targets)
+
+    def target(self, name: str) -> Lock | None:
+        return next((t for t in self.targets if t.name == name), None)
+
+    @property
+    def shared(self) -> dict[str, tuple[str, ...]]:
+        """Entry key -> the targets that use it, in the file's order."""
+        found: dict[str, list[str]] = {}
+        for view in self.targets:
+            found.setdefault(view.entry_id(), []).append(view.name)
+        return {key: tuple(names) for key, names in found.items()}
+
+    def as_toml(self) -> str:
+        import tomlkit
+
+        first = self.targets[0]
+        doc = tomlkit.document()
+        doc.add(tomlkit.comment("cudaenv.lock: written by `cudaenv lock`; do not edit by hand."))
+        doc.add(tomlkit.comment("Commit it: `cudaenv lock --check` in CI fails when it no longer matches."))
+        doc.add(tomlkit.comment("Each [targets.NAME] names its entry in [stacks]; targets that resolve alike share one."))
+        doc["format"] = LOCK_FORMAT
+        doc["cudaenv"] = first.cudaenv
+        doc["matrix_revision"] = first.matrix_revision
+        doc["inputs_hash"] = first.inputs_hash
+        if first.inputs:
+            inputs = tomlkit.table()
+            for key, value in first.inputs:
+                inputs[key] = value
+            doc["inputs"] = inputs
+        targets = tomlkit.table(is_super_table=True)
+        for view in self.targets:
+            table = tomlkit.table()
+            table["stack"] = view.entry_id()
+            for key, value in view.target.items():
+                table[key] = value if value is not None else ""
+            targets[view.name] = table
+        doc["targets"] = targets
+        stacks = tomlkit.table(is_super_table=True)
+        for view in self.targets:
+            key = view.entry_id()
+            if key in stacks:
+                continue  # shared: stored once
+            entry = view.entry()
+            table = tomlkit.table(is_super_table=True)
+            stack = tomlkit.table()
+            for name, value in entry["stack"].items():
+                if isinstance(value, dict):
+                    inline = tomlkit.inline_table()
+                    inline.update(value)
+                    stack[name] = inline
+                else:
+                    stack[name] = value
+            table["stack"] = stack
+            requirements = tomlkit.table()
+            for name, value in entry["requirements"].items():
+                if name == "pinned":
+                    pinned = tomlkit.array()
+                    pinned.multiline(True)
+                    pinned.extend(value)
+                    requirements[name] = pinned
+                else:
+                    requirements[name] = value
+            table["requirements"] = requirements
+            stacks[key] = table
+        doc["stacks"] = stacks
         return tomlkit.dumps(doc)
 
 
@@ -159,16 +236,49 @@ def _bad_steering(value: str, where: str) -> None:
                     "run `cudaenv lock` to rewrite the lock")
 
 
-def _table(data: dict, key: str, path: Path) -> dict:
+def _table(data: dict, key: str, path: Path, where: str = "") -> dict:
     value = data.get(key, {})
     if not isinstance(value, dict):
-        raise UserError(f"{path}: {key}: expected a table, got {value!r}; run `cudaenv lock` to rewrite the lock")
+        raise UserError(f"{path}: {where}{key}: expected a table, got {shown(value)}; run `cudaenv lock` to rewrite "
+                        "the lock")
     return value
 
 
-def read_lock(path: Path) -> Lock | None:
+def read_lock(path: Path, target: str | None = None) -> Lock | None:
+    """One target's view of the lock (``target``; None: the lock's only target). A lock of several
+    targets asked without a name is bad input naming them: a command never picks one silently."""
+    found = read_lock_file(path)
+    if found is None:
+        return None
+    if target is None:
+        if len(found.targets) > 1:
+            raise UserError(f"{path}: holds several targets ({', '.join(found.names)}); this command serves one "
+                            "and does not choose among them yet")
+        return found.targets[0]
+    view = found.target(target)
+    if view is None:
+        raise UserError(f"{path}: no target {target!r} in the lock (targets: {', '.join(found.names)}); "
+                        "run `cudaenv lock` to lock it")
+    return view
+
+
+_NOTED: set[str] = set()
+
+
+def _note_old_format(path: Path, fmt: int) -> None:
+    """Said once per lock and process, on stderr (stdout may be the one JSON object)."""
+    if str(path) in _NOTED:
+        return
+    _NOTED.add(str(path))
+    sys.stderr.write(f"cudaenv: note: {path} is lock format {fmt} (one target, read as {DEFAULT_TARGET!r}); "
+                     f"`cudaenv lock` rewrites it as format {LOCK_FORMAT}\n")
+    sys.stderr.flush()
+
+
+def read_lock_file(path: Path) -> LockFile | None:
     """The lock, validated: it feeds RUN lines and host checks, so a hand-edited or tampered value
-    is refused here (exit 2) rather than reaching a Dockerfile or a traceback."""
+    is refused here (exit 2) rather than reaching a Dockerfile or a traceback. A format 1 lock is
+    read as one target named "default", with a one-line note."""
     if not path.is_file():
         return None
     try:
@@ -179,7 +289,7 @@ def read_lock(path: Path) -> Lock | None:
         raise UserError(f"{path}: not a valid cudaenv.lock ({str(exc)[:120] or 'nested too deeply'}); "
                         "run `cudaenv lock` to rewrite it") from exc
     fmt = data.get("format")
-    if fmt != LOCK_FORMAT or type(fmt) is not int:  # true and 1.0 equal 1 in Python, but are no format
+    if fmt not in READABLE_FORMATS or type(fmt) is not int:  # true and 1.0 equal 1 in Python, but are no format
         writer = data.get("cudaenv")
         by = f"cudaenv {writer}" if isinstance(writer, str) and len(writer) < 40 else "an unknown cudaenv"
         what = (f"format {fmt}" if isinstance(fmt, int) and not isinstance(fmt, bool) else f"format {fmt!r}"
@@ -188,41 +298,85 @@ def read_lock(path: Path) -> Lock | None:
         hint = (f"upgrade cudaenv (this is {__version__}) to read it" if newer
                 else "run `cudaenv lock` to rewrite it")
         raise UserError(f"{path}: format: this lock has {what[:60]}, written by {by}; this cudaenv reads "
-                        f"format {LOCK_FORMAT}: {hint}")
-    requirements = _table(data, "requirements", path)
-    stack = _table(data, "stack", path)
-    pinned = requirements.get("pinned", [])
-    files = requirements.get("files", [])
-    if not isinstance(pinned, list) or not isinstance(files, list):
-        raise UserError(f"{path}: requirements.pinned and requirements.files must be lists")
-    for index, pin in enumerate(pinned):
-        check_pin(pin, f"{path}: requirements.pinned[{index}]")
+                        f"formats {' and '.join(str(f) for f in READABLE_FORMATS)}: {hint}")
     inputs = _table(data, "inputs", path)
     if not all(isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{1,64}", v) for k, v in inputs.items()):
         raise UserError(f"{path}: inputs: expected file names with hex digests; run `cudaenv lock` to rewrite it")
+    try:
+        header = dict(cudaenv=str(data["cudaenv"]), matrix_revision=str(data["matrix_revision"]),
+                      inputs_hash=str(data["inputs_hash"]), inputs=tuple(sorted(inputs.items())))
+    except KeyError as exc:
+        raise UserError(f"{path}: not a valid cudaenv.lock (KeyError: {exc}); run `cudaenv lock` to rewrite it") from exc
+    if fmt == 1:
+        view = _read_view(path, header, DEFAULT_TARGET, _table(data, "target", path), _table(data, "stack", path),
+                          _table(data, "requirements", path), "")
+        _note_old_format(path, fmt)
+        return LockFile((view,), format=1)
+    targets, stacks = _table(data, "targets", path), _table(data, "stacks", path)
+    if not targets:
+        raise UserError(f"{path}: targets: no [targets.NAME] table; run `cudaenv lock` to rewrite the lock")
+    from cudaenv.project.config import TARGET_NAME
+
+    views = []
+    for name, table in targets.items():
+        if not TARGET_NAME.fullmatch(name):
+            raise UserError(f"{path}: targets.{shown(name, 40)}: not a target name; run `cudaenv lock` to rewrite it")
+        table = _table(targets, name, path, "targets.")
+        target = dict(table)
+        key = target.pop("stack", None)
+        entry = stacks.get(key) if isinstance(key, str) else None
+        if not isinstance(entry, dict):
+            raise UserError(f"{path}: targets.{name}.stack: names no entry of [stacks] ({shown(key)}); "
+                            "run `cudaenv lock` to rewrite the lock")
+        where = f"stacks.{key}."
+        # the key is only a name: an entry edited by hand is judged by its content, like any lock
+        views.append(_read_view(path, header, name, target, _table(entry, "stack", path, where),
+                                _table(entry, "requirements", path, where), where))
+    return LockFile(tuple(views), format=fmt)
+
+
+READABLE_FORMATS = (1, LOCK_FORMAT)
+
+
+def lock_format_of(path: Path) -> int | None:
+    """The format an existing lock says it has (None: no lock, or none that says), unvalidated:
+    only for saying that an older lock was rewritten."""
+    try:
+        fmt = tomllib.loads(path.read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return fmt if type(fmt) is int else None
+
+
+def _read_view(path: Path, header: dict, name: str, target: dict, stack: dict, requirements: dict, where: str) -> Lock:
+    """One target's stack and requirements, validated (``where``: their table's prefix, "stacks.ID.")."""
+    pinned = requirements.get("pinned", [])
+    files = requirements.get("files", [])
+    if not isinstance(pinned, list) or not isinstance(files, list):
+        raise UserError(f"{path}: {where}requirements.pinned and {where}requirements.files must be lists")
+    for index, pin in enumerate(pinned):
+        check_pin(pin, f"{path}: {where}requirements.pinned[{index}]")
     steering = {key: requirements.get(key, []) for key in ("find_links", "extra_index_urls", "own_code")}
     for key, values in steering.items():
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise UserError(f"{path}: requirements.{key}: expected a list of strings; run `cudaenv lock` to rewrite it")
+            raise UserError(f"{path}: {where}requirements.{key}: expected a list of strings; run `cudaenv lock` to "
+                            "rewrite it")
         for index, value in enumerate(values):
-            _check_steering(key, value, f"{path}: requirements.{key}[{index}]")
-    check_recorded_index(requirements.get("python_index"), f"{path}: requirements.python_index")
-    check_recorded_index(requirements.get("framework_index"), f"{path}: requirements.framework_index")
+            _check_steering(key, value, f"{path}: {where}requirements.{key}[{index}]")
+    check_recorded_index(requirements.get("python_index"), f"{path}: {where}requirements.python_index")
+    check_recorded_index(requirements.get("framework_index"), f"{path}: {where}requirements.framework_index")
     try:
         Stack.from_dict(stack)  # every consumer rebuilds the stack: make sure it can
-        lock = Lock(
-            cudaenv=str(data["cudaenv"]), matrix_revision=str(data["matrix_revision"]),
-            inputs_hash=str(data["inputs_hash"]), stack=stack, target=_table(data, "target", path),
+        return Lock(
+            **header, stack=stack, target=target, name=name,
             requirement_files=tuple(str(f) for f in files), python_index=requirements.get("python_index", PYPI_SIMPLE),
             framework_index=requirements.get("framework_index"), platform=str(requirements.get("platform", "")),
-            pinned=tuple(pinned), inputs=tuple(sorted(inputs.items())),
-            find_links=tuple(steering["find_links"]), extra_index_urls=tuple(steering["extra_index_urls"]),
-            own_code=tuple(steering["own_code"]),
+            pinned=tuple(pinned), find_links=tuple(steering["find_links"]),
+            extra_index_urls=tuple(steering["extra_index_urls"]), own_code=tuple(steering["own_code"]),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"{path}: not a valid cudaenv.lock ({exc.__class__.__name__}: {exc}); "
                         "run `cudaenv lock` to rewrite it") from exc
-    return lock
 
 
 # [run] keys the image is built from: the CMD, and whether JupyterLab gets a layer. The others
@@ -230,15 +384,17 @@ def read_lock(path: Path) -> Lock | None:
 IMAGE_RUN_KEYS = ("command", "jupyter")
 
 
-def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
+def inputs_hash(project: Project, *, whole_run: bool = False, targets: bool = False) -> str:
     """A hash of everything the lock and the image it pins depend on in the project: configuration
     and requirement files. [cluster] says where the image runs and [run], but for the keys in
     ``IMAGE_RUN_KEYS``, how: editing them (a GPU count, /dev/shm, a port) leaves the lock current.
     ``whole_run``: the hash as cudaenv 0.1.0 wrote it before 2026-11-24 (all of [run]), still
-    accepted so that upgrading does not make every lock stale."""
+    accepted so that upgrading does not make every lock stale. The target tables are left out: each
+    target's declaration is compared on its own (``target_staleness``), so a changed target is named
+    and the others stay current; ``targets``: the hash of a format 1 lock, which covered [target]."""
     from cudaenv.project.inputs import extra_inputs, file_digest
 
-    digest = hashlib.sha256(_config_text(project, whole_run=whole_run))
+    digest = hashlib.sha256(_config_text(project, whole_run=whole_run, targets=targets))
     for relative in project.requirements:
         digest.update(b"\0" + str(relative).encode() + b"\0" + (project.root / relative).read_bytes())
     for relative in extra_inputs(project.root, project.requirements):  # includes, constraints, local wheels
@@ -246,9 +402,16 @@ def inputs_hash(project: Project, *, whole_run: bool = False) -> str:
     return digest.hexdigest()[:32]
 
 
-def _config_text(project: Project, *, whole_run: bool = False) -> bytes:
+def accepted_hashes(project: Project) -> tuple[str, ...]:
+    """The inputs hashes a current lock may record: this cudaenv's, and those of older locks."""
+    return tuple(inputs_hash(project, whole_run=whole_run, targets=targets)
+                 for targets in (False, True) for whole_run in (False, True))
+
+
+def _config_text(project: Project, *, whole_run: bool = False, targets: bool = False) -> bytes:
     """The configuration the lock depends on, as the bytes both digests are taken of."""
-    tables = {key: value for key, value in project.raw.items() if key != "cluster"}
+    dropped = ("cluster",) if targets else ("cluster", "target", "targets")
+    tables = {key: value for key, value in project.raw.items() if key not in dropped}
     run = tables.get("run")
     if not whole_run and isinstance(run, dict):
         kept = {key: value for key, value in run.items() if key in IMAGE_RUN_KEYS}
@@ -497,7 +660,8 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: dict, pinned: list[str]) -> Lock:
+def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: dict, pinned: list[str],
+              name: str = DEFAULT_TARGET) -> Lock:
     """The lock records the configured indexes; CUDAENV_*_INDEX overrides are the environment's
     (a CI mirror, a test index) and apply when used, never committed."""
     from cudaenv.project.inputs import read_project_requirements
@@ -507,11 +671,13 @@ def make_lock(project: Project, stack: Stack, *, matrix_revision: str, target: d
         find_links=read.find_links, extra_index_urls=read.extra_index_urls, own_code=read.own_code,
         cudaenv=__version__, matrix_revision=matrix_revision, inputs_hash=inputs_hash(project),
         inputs=input_digests(project),
-        stack=stack.as_dict(), target=target, requirement_files=tuple(str(r) for r in project.requirements),
+        # as the file keeps them (TOML has no null), so a lock made and the same lock read back are equal
+        stack=_without_none(stack.as_dict()), target={k: "" if v is None else v for k, v in target.items()},
+        requirement_files=tuple(str(r) for r in project.requirements),
         python_index=strip_credentials(project.build.python_index) or read.index_url or PYPI_SIMPLE,
         framework_index=strip_credentials(project.build.framework_index)
         or (stack.index_urls[0] if stack.index_urls else None),
-        platform=manylinux_platform(stack), pinned=tuple(pinned),
+        platform=manylinux_platform(stack), pinned=tuple(pinned), name=name,
     )
 
 
@@ -520,19 +686,26 @@ def _without_none(data: dict) -> dict:
     return json.loads(json.dumps({k: v for k, v in data.items() if v is not None}))
 
 
-def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_revision: str,
-              moved: dict | None = None) -> list[str]:
-    """Why a lock no longer matches (empty when it does). ``moved``: the resolver's best stack on the
-    lock's own Python, when that is older than ``stack``'s: the lock chose it because a requirement
-    has no wheels for a newer one (``cudaenv.project.wheels``), which the hash of the inputs covers."""
-    if lock is None:
-        return ["there is no cudaenv.lock"]
+def file_staleness(lock: Lock, project: Project, matrix_revision: str) -> list[str]:
+    """What the whole lock file records that no longer holds: its inputs, its matrix (every target's)."""
     reasons = []
-    if lock.inputs_hash != inputs_hash(project) and lock.inputs_hash != inputs_hash(project, whole_run=True):
+    if lock.inputs_hash not in accepted_hashes(project):
         which = changed_inputs(lock, project) or "the configuration or a requirements file changed"
         reasons.append(f"{which} since the lock was written")
     if lock.matrix_revision != matrix_revision:
         reasons.append(f"the compatibility matrix changed (lock: {lock.matrix_revision}, now: {matrix_revision})")
+    return reasons
+
+
+def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_revision: str,
+              moved: dict | None = None, *, whole_lock: bool = True) -> list[str]:
+    """Why a lock no longer matches (empty when it does). ``moved``: the resolver's best stack on the
+    lock's own Python, when that is older than ``stack``'s: the lock chose it because a requirement
+    has no wheels for a newer one (``cudaenv.project.wheels``), which the hash of the inputs covers.
+    ``whole_lock``: also what the whole file records (the inputs, the matrix), not only this target."""
+    if lock is None:
+        return ["there is no cudaenv.lock"]
+    reasons = file_staleness(lock, project, matrix_revision) if whole_lock else []
     from cudaenv.project.pins import pin_clashes
 
     clashes = pin_clashes(lock.resolved_stack(), lock.pinned)
@@ -547,17 +720,73 @@ def staleness(lock: Lock | None, project: Project, stack: Stack | None, matrix_r
     return reasons
 
 
-def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
-    """The project's lock and why it is stale (empty list: current). A lock is current on the stack
-    the resolver gives, on the older Python it moved to because a requirement has no wheels for a
-    newer one (``cudaenv.project.wheels``), or on either of those after it adopted its wheels' CUDA."""
+def current_lock(project: Project, matrix, target_name: str | None = None) -> tuple[Lock | None, list[str]]:
+    """The project's lock and why it is stale (empty list: current), for one target (``target_name``;
+    None: the project's only one). A lock is current on the stack the resolver gives, on the older
+    Python it moved to because a requirement has no wheels for a newer one
+    (``cudaenv.project.wheels``), or on either of those after it adopted its wheels' CUDA."""
+    if target_name is None and project.several_targets:
+        raise UserError(f"{project.config_path}: names several targets "
+                        f"({', '.join(t.name for t in project.named_targets)}); this command serves one and does "
+                        "not choose among them yet")
+    name = target_name or project.named_targets[0].name
+    whole = read_lock_file(project.lock_path)
+    lock = None if whole is None else whole.target(name)
+    if whole is not None and lock is None and len(whole.targets) == 1 and whole.format == 1:
+        lock = whole.targets[0]  # a format 1 lock is the one target's, whatever it is called now
+    return lock, target_staleness(project, matrix, name, lock, missing=whole is not None and lock is None)
+
+
+def current_locks(project: Project, matrix) -> tuple[LockFile | None, list[str]]:
+    """The whole lock and why it is stale, each reason naming its target ("target a100: …") where
+    the project has several; empty: every target is current."""
+    whole = read_lock_file(project.lock_path)
+    if whole is None:
+        return None, ["there is no cudaenv.lock"]
+    named = project.several_targets or any(t.name != DEFAULT_TARGET for t in whole.targets)
+    # what the whole file records (the inputs, the matrix): said once, of no one target
+    reasons = file_staleness(whole.targets[0], project, matrix.revision)
+    wanted = [t.name for t in project.named_targets]
+    for name in wanted:
+        lock = whole.target(name)
+        if lock is None and whole.format == 1 and len(wanted) == 1:
+            lock = whole.targets[0]
+        for reason in target_staleness(project, matrix, name, lock, missing=lock is None, whole_lock=False):
+            text = f"target {name}: {reason}" if named else reason
+            if text not in reasons:
+                reasons.append(text)
+    for view in whole.targets:
+        if view.name not in wanted and not (whole.format == 1 and len(wanted) == 1):
+            reasons.append(f"target {view.name}: in the lock, but the configuration no longer names it")
+    return whole, reasons
+
+
+def _declared_changed(lock: Lock, target) -> str | None:
+    """How a target's declaration differs from what the lock recorded for it (driver, GPUs, CPU), or
+    None. Only what both say is compared: a lock records the host, not how it was spelled."""
+    recorded, now = lock.target, target.as_dict()
+    if not recorded:  # a lock that recorded no host (written by hand, or before it was recorded)
+        return None
+    changed = [key for key in ("driver", "gpus", "arch") if (recorded.get(key) or None) != (now.get(key) or None)]
+    if not changed:
+        return None
+    return "its declaration changed (" + ", ".join(
+        f"{key} {recorded.get(key) or 'unset'!s} -> {now.get(key) or 'unset'!s}" for key in changed) + ")"
+
+
+def target_staleness(project: Project, matrix, name: str, lock: Lock | None, *, missing: bool = False,
+                     whole_lock: bool = True) -> list[str]:
+    """Why one target's part of the lock is stale (empty: current); ``whole_lock``: with what the
+    whole file records (inputs, matrix) too."""
     matrix = matrix.released_by(exclude_newer_for(project))  # the index as the lock will see it
     from cudaenv.hosts.target import project_target
     from cudaenv.project.config import project_constraints, resolve_project
     from cudaenv.project.pins import pin_clashes
 
-    lock = read_lock(project.lock_path)
-    target = project_target(matrix, project)
+    if missing:
+        return ["not in the lock (a target added since it was written)"]
+    target = project_target(matrix, project, name if project.targets else None)
+    changed_target = _declared_changed(lock, target) if lock is not None else None
     result = resolve_project(matrix, project, target.host, explain=False)
     stack, moved = result.stack, None
     if lock is not None and stack is not None and lock.stack != _without_none(stack.as_dict()):
@@ -581,8 +810,9 @@ def current_lock(project: Project, matrix) -> tuple[Lock | None, list[str]]:
                     moved = adopted.stack
                 else:
                     stack = adopted.stack
-    return lock, staleness(lock, project, stack, matrix.revision,
-                           _without_none(moved.as_dict()) if moved is not None else None)
+    reasons = staleness(lock, project, stack, matrix.revision, _without_none(moved.as_dict()) if moved is not None else None,
+                        whole_lock=whole_lock)
+    return ([changed_target] if changed_target else []) + reasons
 
 
 def wheels_stack(matrix, project: Project, host, stack: Stack, pinned, *, explain: bool = True):
@@ -601,7 +831,7 @@ def wheels_stack(matrix, project: Project, host, stack: Stack, pinned, *, explai
     from cudaenv.versions import specifier_contains
 
     carried = carried_cuda(pinned)
-    if carried is None or carried[0] == stack.cuda:
+    if carried is None or carried[0] == stack.cuda or stack.cpu:  # a CPU stack adopts no CUDA
         return None
     constraints = project_constraints(matrix, project)
     if constraints.cuda is not None and not specifier_contains(constraints.cuda, carried[0]):
@@ -614,7 +844,7 @@ def wheels_stack(matrix, project: Project, host, stack: Stack, pinned, *, explai
     return resolve(matrix, constraints, host, explain=explain)
 
 
-def wheel_inputs(project: Project, stack: Stack, *, ca_bundle: str | None = None):
+def wheel_inputs(project: Project, stack: Stack, *, ca_bundle: str | None = None, compiled: dict | None = None):
     """What ``cudaenv.project.wheels`` needs to ask about this project: how to pin a stack (uv,
     wheels only), the indexes uv reads in the order it reads them, and the project's exact pins."""
     import base64
@@ -631,12 +861,49 @@ def wheel_inputs(project: Project, stack: Stack, *, ca_bundle: str | None = None
             token = base64.b64encode(f"{found.login}:{found.password}".encode()).decode()
             headers[found.host] = f"Basic {token}"
     indexes = tuple(strip_credentials(u) for u in (fw_index, py_index) if u)
-    return Inputs(compile=lambda s: compile_requirements(project, s, ca_bundle=ca_bundle), indexes=indexes,
+    def compile_once(stack: Stack) -> list[str]:  # ``compiled``: the pins of each stack already asked for
+        if compiled is None:
+            return compile_requirements(project, stack, ca_bundle=ca_bundle)
+        if stack not in compiled:
+            compiled[stack] = compile_requirements(project, stack, ca_bundle=ca_bundle)
+        return list(compiled[stack])
+
+    return Inputs(compile=compile_once, indexes=indexes,
                   read_page=http_page_reader(ca_bundle, headers), exact_pins=exact_pins(project))
 
 
-def lock_project(project: Project, matrix, constraints=None) -> tuple:
-    """Resolve the project for its configured target and pin its requirements.
+def lock_targets(project: Project, matrix) -> tuple[dict, LockFile | None]:
+    """Every target of the project resolved and pinned: (name -> resolution, the lock of them all,
+    or None when a target has no stack; the resolutions say why). Targets that describe the same
+    host are resolved once, and a stack that two targets share is pinned once (uv runs once per
+    distinct stack), so the lock stores it once too (``LockFile``)."""
+    results: dict[str, object] = {}
+    views: list[Lock] = []
+    by_host: dict = {}
+    compiled: dict = {}
+    from cudaenv.hosts.target import project_target
+
+    failed = False
+    for declared in project.named_targets:
+        host = project_target(matrix.released_by(exclude_newer_for(project)), project, declared.name).host
+        if host in by_host:
+            result, lock = by_host[host]
+            lock = replace(lock, name=declared.name) if lock is not None else None
+        else:
+            result, lock = lock_project(project, matrix, target_name=declared.name, compiled=compiled)
+            by_host[host] = (result, lock)
+        results[declared.name] = result
+        if lock is None:
+            failed = True
+        else:
+            views.append(lock)
+    return results, None if failed else LockFile.of(views)
+
+
+def lock_project(project: Project, matrix, constraints=None, target_name: str | None = None, *,
+                 compiled: dict | None = None) -> tuple:
+    """Resolve the project for its configured target (``target_name``: one of several) and pin its
+    requirements. ``compiled``: pins already made for a stack in this run (``lock_targets``).
 
     The whole project decides the Python: the newest one on which the frameworks and every
     requirement install from wheels (``cudaenv.project.wheels``), the framework release moving
@@ -651,7 +918,8 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
     from cudaenv.project.config import project_constraints, resolve_project
     from cudaenv.project.wheels import choose
 
-    target = project_target(matrix, project)
+    target = project_target(matrix, project, target_name)
+    name = target_name or project.named_targets[0].name
     constraints = project_constraints(matrix, project, constraints)
     result = resolve_project(matrix, project, target.host, constraints)
     if not result.ok:
@@ -665,7 +933,7 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
         raise UserError(cpu_line)
     ca_bundle = str(project.build.ca_cert) if project.build.ca_cert else None
     result, pinned = choose(matrix, constraints, target.host, result,
-                            wheel_inputs(project, result.stack, ca_bundle=ca_bundle))
+                            wheel_inputs(project, result.stack, ca_bundle=ca_bundle, compiled=compiled))
     if pinned is None:
         return result, None
     result = with_hash_warnings(result, project_lines)
@@ -685,7 +953,8 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
                 pinned = compile_requirements(project, adopted.stack, ca_bundle=ca_bundle)
             if not pin_clashes(adopted.stack, pinned):
                 return with_hash_warnings(_adopted(adopted, stack, pinned), project_lines), make_lock(
-                    project, adopted.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
+                    project, adopted.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned,
+                    name=name)
         served_by = strip_credentials(framework_index(project, stack.index_urls[0] if stack.index_urls else None)
                                       or python_index(project))
         message = clash_message(clashes, stack, served_by)
@@ -696,7 +965,8 @@ def lock_project(project: Project, matrix, constraints=None) -> tuple:
             message += (f" The wheels' CUDA {xy} ({pin}) cannot be adopted: "
                         + "; ".join(adopted.reasons[:2]) + ".")
         raise LockError(message)
-    return result, make_lock(project, result.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned)
+    return result, make_lock(project, result.stack, matrix_revision=matrix.revision, target=target.as_dict(), pinned=pinned,
+                             name=name)
 
 
 def _adopted(adopted, chosen: Stack, pinned):
@@ -805,13 +1075,17 @@ def _locked_answer(matrix, project: Project, host, result):
     from cudaenv.hosts.target import project_target
 
     try:
-        lock = read_lock(project.lock_path)
-        if lock is None or project_target(matrix, project).host != host:
+        whole = read_lock_file(project.lock_path)
+        if whole is None:
+            return None
+        # the target this host is: its part of the lock (a format 1 lock is the one target's)
+        name = next((t.name for t in project.named_targets if project_target(matrix, project, t.name).host == host), None)
+        lock = None if name is None else whole.target(name) or (whole.targets[0] if whole.format == 1 else None)
+        if lock is None:
             return None
     except CudaenvError:
         return None
-    if lock.matrix_revision != matrix.revision or lock.inputs_hash not in (
-            inputs_hash(project), inputs_hash(project, whole_run=True)):
+    if lock.matrix_revision != matrix.revision or lock.inputs_hash not in accepted_hashes(project):
         return None
     if lock.stack == _without_none(result.stack.as_dict()):
         return result

@@ -59,8 +59,33 @@ def _build_accepts(stack, text: str) -> bool:
         return False
 
 
+# any NVIDIA CUDA library wheel (cuBLAS, cuDNN, NCCL, the runtime, ...) or the toolkit metapackage
+_NVIDIA_LIBRARY = re.compile(r"^(?P<name>nvidia-[a-z0-9-]*?(?:cu[0-9]+|cuda[a-z0-9-]*|cudnn[a-z0-9-]*|cublas[a-z0-9-]*|"
+                             r"nccl[a-z0-9-]*|cufft[a-z0-9-]*|curand[a-z0-9-]*|cusolver[a-z0-9-]*|cusparse[a-z0-9-]*|"
+                             r"nvjitlink[a-z0-9-]*|nvtx[a-z0-9-]*|cufile[a-z0-9-]*)|cuda-toolkit|cuda-bindings|"
+                             r"jax-cuda[0-9]+-(?:plugin|pjrt)|tensorflow\[and-cuda\])\b", re.ASCII | re.IGNORECASE)
+
+
+def cpu_clashes(pinned) -> list[PinClash]:
+    """For a CPU stack: every pin that brings CUDA (a +cuXYZ or ROCm framework build, an NVIDIA CUDA
+    library wheel). A target without a GPU gets no CUDA library in its image."""
+    clashes = []
+    for pin in pinned:
+        text = pin.strip()
+        if (match := _LOCAL_BUILD.match(text)) and match.group("local").lower() != "cpu":
+            local = match.group("local").lower()
+            clashes.append(PinClash(text, f"a {'ROCm' if local.startswith('rocm') else 'CUDA'} build ({local})",
+                                    "a CPU-only stack"))
+        elif (match := _NVIDIA_LIBRARY.match(text)):
+            clashes.append(PinClash(text, "a CUDA library", "a CPU-only stack"))
+    return clashes
+
+
 def pin_clashes(stack, pinned) -> list[PinClash]:
-    """Every pin that contradicts the stack's CUDA major.minor or cuDNN major.minor."""
+    """Every pin that contradicts the stack's CUDA major.minor or cuDNN major.minor (a CPU stack:
+    every pin that brings CUDA at all)."""
+    if getattr(stack, "cpu", False):
+        return cpu_clashes(pinned)
     clashes: list[PinClash] = []
     cuda = stack.cuda
     cuda_major = cuda.split(".")[0]
@@ -116,5 +141,9 @@ def clash_message(clashes: list[PinClash], stack, index: str | None) -> str:
            f"index), then run `cudaenv lock` again." if own else
            " Pin the CUDA variant in the project's requirements or use an index that serves this stack's build.")
     shown = "; ".join(str(c) for c in clashes[:4]) + (f"; and {len(clashes) - 4} more" if len(clashes) > 4 else "")
+    if getattr(stack, "cpu", False):
+        return (f"the locked packages bring CUDA into a CPU-only stack: {shown}.{where} A target without a GPU gets "
+                "CPU builds only: point the framework index at its CPU index "
+                f"({own or 'the CPU build'}) and run `cudaenv lock` again.")
     return f"the locked packages contradict the stack (CUDA {stack.cuda}" + (
         f", cuDNN {stack.cudnn}" if stack.cudnn else "") + f"): {shown}.{where}{fix}"

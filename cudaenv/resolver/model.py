@@ -26,6 +26,8 @@ ARCHES = ("x86_64", "aarch64")  # the CPU architectures framework wheels and nvi
 ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "armv8": "aarch64"}
 
 
+DEVICES = ("cuda", "cpu")  # what a stack runs its frameworks on (Stack.device)
+
 OCI_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}  # the OCI / Go spelling of each, as image platforms say it
 
 
@@ -108,6 +110,9 @@ class Host:
     # its CPU architecture as declared (--arch, [target] arch) or detected (uname -m); None: not
     # said, so a Grace GPU's host decides, else DEFAULT_ARCH
     arch: str | None = None
+    # declared without a GPU (a project's gpus = "none"): resolved to CPU framework builds only,
+    # never a CUDA stack. Not the same as no GPUs known (gpus=()), which is resolved around.
+    cpu: bool = False
 
     @property
     def all_datacenter(self) -> bool:
@@ -171,7 +176,14 @@ class Stack:
     # the frameworks' dependencies that PyPI has only as source for this Python (gast for tensorflow
     # 1.15): the framework layer and the lock let exactly these build
     source_builds: tuple[str, ...] = ()
+    # "cuda", or "cpu" for a target without a GPU: CPU framework builds, no CUDA (cuda and
+    # cuda_release are None, flavor is "cpu", the base a plain OS image)
+    device: str = "cuda"
     notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def cpu(self) -> bool:
+        return self.device == "cpu"
 
     def framework(self, name: str) -> str | None:
         return next((v for n, v in self.frameworks if n == name), None)
@@ -182,7 +194,12 @@ class Stack:
         Raises KeyError/TypeError/ValueError on what is not a stack (callers turn it into exit 2)."""
         if not isinstance(data, dict):
             raise TypeError(f"a stack is a table, not {type(data).__name__}")
+        device = data.get("device") or "cuda"
+        if device not in DEVICES:  # it decides whether CUDA is in the image at all
+            raise ValueError(f"stack.device must be one of {', '.join(DEVICES)}, got {device!r}")
         for key in ("python", "cuda", "flavor", "base_image"):
+            if key == "cuda" and device == "cpu" and data.get(key) is None:
+                continue
             if not isinstance(data.get(key), str):
                 raise ValueError(f"stack.{key} must be a string, got {data.get(key)!r}")
         for key in ("frameworks", "nvidia_requires", "gpu_targets"):
@@ -210,7 +227,7 @@ class Stack:
         if arch not in ARCHES:  # it picks the wheels' platform and the image's
             raise ValueError(f"stack.arch must be one of {', '.join(ARCHES)}, got {arch!r}")
         return cls(
-            python=data["python"], cuda=data["cuda"], cuda_release=data.get("cuda_release") or data["cuda"],
+            python=data["python"], cuda=data.get("cuda"), cuda_release=data.get("cuda_release") or data.get("cuda"),
             cudnn=data.get("cudnn"), cudnn_version=data.get("cudnn_version"),
             frameworks=tuple((data.get("frameworks") or {}).items()), requirements=tuple(data.get("requirements", [])),
             index_urls=tuple(data.get("index_urls", [])), find_links=tuple(data.get("find_links", [])),
@@ -222,6 +239,7 @@ class Stack:
             gpu_targets=tuple((name, tuple(t.get("sass", [])), tuple(t.get("ptx", [])))
                               for name, t in (data.get("gpu_targets") or {}).items()),
             python_packages=tuple(python_packages), init=init, arch=arch, source_builds=tuple(source_builds),
+            device=device,
         )
 
     def as_dict(self) -> dict:
@@ -248,6 +266,7 @@ class Stack:
             **({"init": self.init} if self.init != "tini" else {}),
             **({"arch": self.arch} if self.arch != DEFAULT_ARCH else {}),
             **({"source_builds": list(self.source_builds)} if self.source_builds else {}),
+            **({"device": self.device} if self.device != "cuda" else {}),
         }
 
 

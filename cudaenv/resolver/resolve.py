@@ -759,8 +759,21 @@ def _branch_cuda_note(matrix: Matrix, branch: int) -> str:
 
 
 def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bool = True) -> Resolution:
-    """The best stack for ``constraints`` on ``host``, every valid CUDA, and the problems found."""
-    check_versions_exist(matrix, constraints)
+    """The best stack for ``constraints`` on ``host``, every valid CUDA, and the problems found.
+    A host declared without a GPU (``host.cpu``) gets CPU builds only (``cudaenv.resolver.cpu``);
+    any other host gets CUDA builds only, and is told when a CPU build is all that would fit."""
+    cpu_pins = tuple((n, v) for n, v in constraints.variants if v == "cpu")  # torch==2.6.0+cpu
+    check_versions_exist(matrix, replace(constraints, variants=tuple(v for v in constraints.variants
+                                                                    if v not in cpu_pins)))
+    if host.cpu:
+        from cudaenv.resolver.cpu import resolve_cpu
+
+        return resolve_cpu(matrix, constraints, host)
+    if cpu_pins:
+        names = ", ".join(n for n, _ in cpu_pins)
+        return Resolution(stack=None, valid_cuda=(), problems=(Problem(
+            "cpu-pin-on-gpu-target", f"{names} is pinned to its CPU build (+cpu): a GPU target never gets a CPU build",
+            fix=f"drop the +cpu label from the {names} pin, or declare a target without a GPU (gpus = \"none\")"),))
     fatal = host_problems(matrix, host)
     if fatal:
         if explain and any(p.code == "driver-predates-architecture" for p in fatal):
@@ -796,6 +809,12 @@ def resolve(matrix: Matrix, constraints: Constraints, host: Host, *, explain: bo
     stacks.sort(key=lambda s: _stack_key(s, order), reverse=True)
     if not stacks:
         problems = explain_failure(ctx, candidates) if explain else [Problem("no-stack", "no valid stack")]
+        if explain:
+            from cudaenv.resolver.cpu import cpu_only_problem
+
+            cpu_only = cpu_only_problem(matrix, constraints, host)
+            if cpu_only is not None:
+                problems = [cpu_only] + list(problems)
         return Resolution(stack=None, valid_cuda=(), problems=tuple(problems))
     best = stacks[0]
     return Resolution(stack=best, valid_cuda=tuple(sorted(valid, key=numeric_key)),

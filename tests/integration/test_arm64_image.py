@@ -16,6 +16,7 @@ import pytest
 from cudaenv.engine import ContainerSpec
 from tests.support.cli import cudaenv as run_cli
 from tests.support.package_index import serve_index
+from tests.support.lockfile import lock_view
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,7 +76,7 @@ def test_a_gh200_project_builds_an_arm64_image_here_that_runs_and_holds_aarch64_
     directory, env = project
     locked = cudaenv("lock", directory, env=env)
     assert locked.returncode == 0, locked.stdout + locked.stderr
-    lock = tomllib.loads((directory / "cudaenv.lock").read_text())
+    lock = lock_view(directory / "cudaenv.lock")
     assert lock["stack"]["arch"] == "aarch64" and lock["requirements"]["platform"] == "aarch64-manylinux_2_28"
 
     tag = "cudaenv-test/grace-demo:latest"

@@ -31,6 +31,7 @@ from cudaenv.images.render import render_dockerignore
 from cudaenv.resolver.model import Stack
 from tests.support.cli import cudaenv as run_cli
 from tests.support.package_index import serve_index
+from tests.support.lockfile import lock_view
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -76,7 +77,7 @@ def write_config(directory: Path, *, name: str, registry: str, flavor: str = "ru
 
 
 def read_lock(directory: Path) -> dict:
-    return tomllib.loads((directory / "cudaenv.lock").read_text())
+    return lock_view(directory / "cudaenv.lock")
 
 
 def pins(lock: dict) -> dict[str, str]:

@@ -22,6 +22,7 @@ from cudaenv.run.doctor import CDI_DIRS, TOOLKIT_BINARIES
 from cudaenv.engine import BuildRequest
 from tests.support.cli import cudaenv as run_cli
 from tests.unit.host import RECORDED_HOSTS, cli_env, hide_nvml, install_fake_nvidia_smi
+from tests.support.lockfile import lock_view
 
 FLEET = ("550.54.15", "535.104.05", "470.82.01")  # native, minor-version, too old for CUDA 12.4
 
@@ -87,7 +88,7 @@ def built(tmp_path_factory, standins, engine, env):
     (project / "main.py").write_text("print('hello from the image')\n")
     proc = cudaenv("lock", project, env=env)
     assert proc.returncode == 0, proc.stderr
-    locked = tomllib.loads((project / "cudaenv.lock").read_text())
+    locked = lock_view(project / "cudaenv.lock")
     standins.provide(locked["stack"]["base_image"])
 
     tag = f"cudaenv-test/check-image-{uuid.uuid4().hex[:12]}:1"

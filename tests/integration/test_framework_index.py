@@ -17,6 +17,7 @@ from tests.support.cli import cudaenv
 
 from cudaenv.matrix import load_matrix
 from tests.integration.test_init_lock import pins, read_toml, run_cli
+from tests.support.lockfile import lock_view
 
 pytestmark = [pytest.mark.network]  # uv resolves against the loopback index
 
@@ -70,7 +71,7 @@ def test_pypi_as_framework_index_locks_the_cuda_build_pypi_serves(tmp_path, pack
                          build=f'framework_index = "{package_index.url}"\nframework_index_mirrors = "pypi"\n')
     proc = lock(root, package_index)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    locked = read_toml(root / "cudaenv.lock")
+    locked = lock_view(root / "cudaenv.lock")
     assert locked["stack"]["frameworks"] == {"torch": "2.10.0"}
     assert locked["stack"]["cuda"] == "12.8" and locked["stack"]["driver_compatibility"] == "minor-version"
     assert pins(locked)["torch"] == "2.10.0" and pins(locked)["nvidia-cuda-runtime-cu12"].startswith("12.8.")
@@ -87,7 +88,7 @@ def test_a_mirror_of_a_pytorch_index_locks_that_indexs_build(tmp_path, package_i
                          build=f'framework_index = "{package_index.url}"\nframework_index_mirrors = "{CU126}"\n')
     proc = lock(root, package_index)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    locked = read_toml(root / "cudaenv.lock")
+    locked = lock_view(root / "cudaenv.lock")
     assert locked["stack"]["frameworks"] == {"torch": "2.14.1"} and locked["stack"]["cuda"] == "12.6"
     assert locked["stack"]["index_urls"] == [CU126]
     assert pins(locked)["torch"] == "2.14.1+cu126"
@@ -116,7 +117,7 @@ def test_the_lock_adopts_a_cuda_the_wheels_carry_when_the_host_runs_it(tmp_path,
     proc = lock(root, package_index)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "carry CUDA 13.2 (cuda-toolkit==13.2.2)" in proc.stderr
-    locked = read_toml(root / "cudaenv.lock")
+    locked = lock_view(root / "cudaenv.lock")
     assert locked["stack"]["cuda"] == "13.2" and locked["stack"]["driver_compatibility"] == "minor-version"
     assert locked["stack"]["index_urls"] == ["https://download.pytorch.org/whl/cu132"]
     check = run_cli("lock", "--check", root, index=package_index)
@@ -154,7 +155,7 @@ def test_init_locks_the_stack_it_printed_with_the_companions_the_project_names(t
     proc = run_cli("init", root, *HOST_580_A100, index=package_index)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "✓ torch 2.11.0 (with torchaudio 2.11.0)" in proc.stdout
-    locked = read_toml(root / "cudaenv.lock")
+    locked = lock_view(root / "cudaenv.lock")
     assert locked["stack"]["frameworks"] == {"torch": "2.11.0", "torchaudio": "2.11.0"}
     assert locked["stack"]["python"] == "3.14"
     assert pins(locked)["torch"] == "2.11.0" and "torchvision" not in pins(locked)
@@ -170,7 +171,7 @@ def test_a_torch_only_project_gets_no_torchvision_or_torchaudio(tmp_path, packag
     (root / "requirements.txt").write_text("torch\n")
     proc = run_cli("init", root, *HOST_580_A100, index=package_index)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    locked = read_toml(root / "cudaenv.lock")
+    locked = lock_view(root / "cudaenv.lock")
     assert locked["stack"]["requirements"] == ["torch==2.15.0"]
     assert set(pins(locked)) == {"torch"}
 
@@ -187,7 +188,7 @@ def test_init_with_pypi_as_the_only_index_gives_a_lock_uv_installs(tmp_path):
                CUDAENV_FRAMEWORK_INDEX="https://pypi.org/simple")
     proc = cudaenv("init", str(root), *HOST_550_A100, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    locked = read_toml(root / "cudaenv.lock")
+    locked = lock_view(root / "cudaenv.lock")
     assert locked["stack"]["frameworks"]["torch"] == "2.10.0" and locked["stack"]["cuda"] == "12.8"
     (root / "pinned.txt").write_text("\n".join(locked["requirements"]["pinned"]) + "\n")
     from uv import find_uv_bin

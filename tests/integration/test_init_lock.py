@@ -23,6 +23,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from tests.support.cli import cudaenv, isolated_env
+from tests.support.lockfile import lock_view
 
 PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
 
@@ -185,7 +186,7 @@ def test_init_torch_project_lock_pins_the_stack_build_with_transformers_and_its_
     project = copy_project("torch-transformers", tmp_path)
     init_ok(project, *HOST_550_A100, index=index)
 
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     chosen = lock["stack"]["frameworks"]
     pinned = pins(lock)
     assert in_range(chosen["torch"], ">=2.4,<2.6")
@@ -205,7 +206,7 @@ def test_init_prints_what_it_found_what_it_chose_and_the_next_command(tmp_path, 
     lines = proc.stdout.splitlines()
     found = next(line for line in lines if line.startswith("found: "))
     assert "torch" in found and "(requirements.txt)" in found and "Python 3.11 (.python-version)" in found
-    chosen = read_toml(project / "cudaenv.lock")["stack"]["frameworks"]["torch"]
+    chosen = lock_view(project / "cudaenv.lock")["stack"]["frameworks"]["torch"]
     assert any(line.startswith(f"✓ torch {chosen}") for line in lines), proc.stdout
     assert any(line.startswith("wrote ") and str(project / "cudaenv.toml") in line
                and str(project / "cudaenv.lock") in line for line in lines)
@@ -220,7 +221,7 @@ def test_init_json_is_one_object_naming_the_files_it_wrote(tmp_path, index):
     assert isinstance(payload, dict) and payload["ok"] is True
     assert payload["written"] == [str(project / "cudaenv.toml"), str(project / "cudaenv.lock")]
     assert all(Path(p).is_file() for p in payload["written"])
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     assert payload["resolution"]["stack"]["frameworks"]["torch"] == lock["stack"]["frameworks"]["torch"]
     assert any("torch" in note for note in payload["found"])
 
@@ -258,7 +259,7 @@ def test_init_tensorflow_pyproject_locks_tensorflow_with_its_cuda_extra_and_proj
     project = copy_project("tensorflow-pyproject", tmp_path)
     init_ok(project, *HOST_535_T4, index=index)
 
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     tensorflow = lock["stack"]["frameworks"]["tensorflow"]
     pinned = pins(lock)
     assert in_range(tensorflow, "==2.15.*")
@@ -275,7 +276,7 @@ def test_init_with_torch_and_tensorflow_chooses_one_cuda_and_one_cudnn_both_are_
     project = copy_project("both-frameworks", tmp_path)
     init_ok(project, *HOST_535_A100, index=index)
 
-    stack = read_toml(project / "cudaenv.lock")["stack"]
+    stack = lock_view(project / "cudaenv.lock")["stack"]
     assert stack["frameworks"]["torch"] == "2.0.1"
     assert in_range(stack["frameworks"]["tensorflow"], ">=2.14,<2.15")
     # TensorFlow 2.14: CUDA 11.8 and cuDNN 8.7; torch 2.0.1's cu118 build bundles cuDNN 8.7.0.84 too
@@ -301,7 +302,7 @@ def test_init_with_torch_and_tensorflow_locks_both_with_the_project_requirements
     project = copy_project("both-frameworks", tmp_path)
     init_ok(project, *HOST_535_A100, index=index)
 
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     pinned = pins(lock)
     assert pinned["torch"] == "2.0.1"
     assert pinned["tensorflow"] == lock["stack"]["frameworks"]["tensorflow"]
@@ -318,7 +319,7 @@ def test_init_without_a_framework_says_so_and_chooses_a_cuda_runtime_image(tmp_p
     proc = init_ok(project, *HOST_535_T4, index=index)
 
     assert "✓ CUDA runtime only (no framework)" in proc.stdout
-    stack = read_toml(project / "cudaenv.lock")["stack"]
+    stack = lock_view(project / "cudaenv.lock")["stack"]
     assert stack["flavor"] == "runtime"
     assert stack["frameworks"] == {}
     assert stack["base_image"].startswith("nvidia/cuda:") and "-runtime-" in stack["base_image"]
@@ -329,7 +330,7 @@ def test_init_without_a_framework_locks_the_project_requirements(tmp_path, index
     project = copy_project("plain-cuda", tmp_path)
     init_ok(project, *HOST_535_T4, index=index)
 
-    assert pins(read_toml(project / "cudaenv.lock")) == {"cupy-cuda12x": "13.3.0", "fastrlock": "0.8.2",
+    assert pins(lock_view(project / "cudaenv.lock")) == {"cupy-cuda12x": "13.3.0", "fastrlock": "0.8.2",
                                                          "numpy": "1.26.4"}
 
 
@@ -378,7 +379,7 @@ def test_init_takes_the_torch_release_a_pinned_xformers_requires(tmp_path, index
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "torch >=2.4.0,<=2.4.1: what xformers==0.0.28.post1 allows (dependency graph)" in proc.stdout
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     assert lock["stack"]["frameworks"]["torch"] == "2.4.1" and "xformers==0.0.28.post1" in lock["requirements"]["pinned"]
 
 
@@ -488,7 +489,7 @@ def locked(tmp_path, index):
 
 
 def test_lock_pins_the_stack_build_together_with_the_project_requirements(locked):
-    lock = read_toml(locked / "cudaenv.lock")
+    lock = lock_view(locked / "cudaenv.lock")
     pinned = pins(lock)
     assert pinned["torch"] == lock["stack"]["frameworks"]["torch"]
     # torchvision is the project's (requirements.txt), not the stack's: uv pins the one built for its torch
@@ -503,7 +504,7 @@ def test_lock_reports_what_it_locked_and_where(tmp_path, index):
     project = copy_project("configured-torch", tmp_path)
     proc = run_cli("lock", project, index=index)
 
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     first, second = proc.stdout.strip().splitlines()
     assert first.startswith(f"locked vision-service: torch {lock['stack']['frameworks']['torch']}")
     assert f"{len(lock['requirements']['pinned'])} pinned requirements" in first
@@ -518,7 +519,7 @@ def test_lock_json_is_one_object_with_the_stack_and_the_pins_it_wrote(tmp_path, 
     payload = json.loads(proc.stdout)
     assert isinstance(payload, dict) and payload["ok"] is True
     assert payload["lock"] == str(project / "cudaenv.lock")
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     assert payload["pinned"] == lock["requirements"]["pinned"]
     assert payload["stack"]["frameworks"] == lock["stack"]["frameworks"]
 
@@ -575,7 +576,7 @@ def test_lock_reads_the_configuration_from_pyproject_tool_cudaenv(tmp_path, inde
     proc = run_cli("lock", project, index=index)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lock = read_toml(project / "cudaenv.lock")
+    lock = lock_view(project / "cudaenv.lock")
     assert lock["stack"]["flavor"] == "runtime"
     assert lock["target"]["driver"] == "535.104.05"
     assert pins(lock)["cupy-cuda12x"] == "13.3.0"

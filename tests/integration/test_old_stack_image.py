@@ -20,6 +20,7 @@ import pytest
 from cudaenv.engine import ContainerSpec
 from tests.support.cli import cudaenv as run_cli
 from tests.support.package_index import serve_index
+from tests.support.lockfile import lock_view
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,7 +69,7 @@ def test_tensorflow_1_15_on_a_v100_builds_on_the_bionic_base_with_its_own_python
     directory, env, version = project
     proc = cudaenv("lock", directory, "--json", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    stack = tomllib.loads((directory / "cudaenv.lock").read_text())["stack"]
+    stack = lock_view(directory / "cudaenv.lock")["stack"]
     assert stack["python"] == "3.7" and stack["cuda"] == "10.0"
     assert stack["base_image"].startswith("nvidia/cuda:10.0-cudnn7-") and stack["base_image"].endswith("-ubuntu18.04")
     assert stack["requirements"] == [f"tensorflow-gpu=={version}"]

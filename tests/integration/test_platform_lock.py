@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_init_lock import pins, read_toml, run_cli
+from tests.support.lockfile import lock_view
 
 pytestmark = [pytest.mark.network]  # uv resolves against the loopback index
 
@@ -62,7 +63,7 @@ def test_a_grace_target_locks_the_aarch64_wheels_requirements_on_an_x86_64_machi
     directory = project(tmp_path, '[target]\ndriver = "580.65.06"\ngpus = ["GH200"]\n')
     proc = run_cli("lock", directory, index=index, overlay=overlay)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lock = read_toml(directory / "cudaenv.lock")
+    lock = lock_view(directory / "cudaenv.lock")
     assert lock["stack"]["arch"] == "aarch64"
     assert lock["requirements"]["platform"] == "aarch64-manylinux_2_28"
     pinned = pins(lock)
@@ -76,7 +77,7 @@ def test_the_same_project_for_an_x86_64_host_locks_the_other_wheel(tmp_path, ind
     directory = project(tmp_path, '[target]\ndriver = "580.65.06"\ngpus = ["H100"]\n')
     proc = run_cli("lock", directory, index=index, overlay=overlay)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lock = read_toml(directory / "cudaenv.lock")
+    lock = lock_view(directory / "cudaenv.lock")
     assert "arch" not in lock["stack"] and lock["requirements"]["platform"] == "x86_64-manylinux_2_28"
     pinned = pins(lock)
     assert pinned["x86only"] == "1.0" and "armonly" not in pinned
@@ -86,6 +87,6 @@ def test_declaring_the_arch_of_an_arm_server_with_a_pcie_gpu(tmp_path, index, ov
     directory = project(tmp_path, '[target]\ndriver = "580.65.06"\ngpus = ["H100"]\narch = "arm64"\n')
     proc = run_cli("lock", directory, index=index, overlay=overlay)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lock = read_toml(directory / "cudaenv.lock")
+    lock = lock_view(directory / "cudaenv.lock")
     assert lock["stack"]["arch"] == "aarch64" and lock["target"]["arch"] == "aarch64"
     assert "armonly" in pins(lock)

@@ -8,6 +8,7 @@ import pytest
 from tests.integration.test_check_image_and_doctor import project_config
 from tests.support.cli import cudaenv
 from tests.unit.host import cli_env, hide_nvml
+from tests.support.lockfile import lock_view
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 
@@ -19,7 +20,7 @@ def test_push_records_the_registry_digest_next_to_the_lock(tmp_path, standins, r
     (project / "cudaenv.toml").write_text(project_config(standins.host).replace("check-image", "pushed-project"))
     run = partial(cudaenv, env=env, timeout=120)
     assert run("lock", project).returncode == 0
-    standins.provide(tomllib.loads((project / "cudaenv.lock").read_text())["stack"]["base_image"])
+    standins.provide(lock_view(project / "cudaenv.lock")["stack"]["base_image"])
 
     proc = run("push", project, "--registry", f"{registry.host}/cluster-cli", "--network", "host", "--json",
                timeout=900)

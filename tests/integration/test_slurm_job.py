@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.cli import cudaenv as run_cli
+from tests.support.lockfile import lock_view
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry, pytest.mark.slurm]
 
@@ -56,7 +57,7 @@ def project(tmp_path_factory, engine, standins, env) -> Path:
     assert locked.returncode == 0, locked.stderr
     import tomllib
 
-    standins.provide(tomllib.loads((directory / "cudaenv.lock").read_text())["stack"]["base_image"])
+    standins.provide(lock_view(directory / "cudaenv.lock")["stack"]["base_image"])
     built = cudaenv("build", directory, "--network", "host", "--json", env=env)
     assert built.returncode == 0, built.stderr[-4000:]
     yield directory

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from tests.integration.test_init_lock import read_toml, run_cli
 from tests.support.package_index import TORCH_OVERLAY  # 2.98.0 for Python 3.9-3.11, 2.99.0 for 3.11-3.13
+from tests.support.lockfile import lock_view
 
 HOST = ("--driver", "570.124.06", "--gpu", "A100", "--no-detect")
 FRAMEWORK_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
@@ -66,7 +67,7 @@ def project(tmp_path: Path, torch: str, requirements: list[str], name: str = "wh
 
 
 def lock_of(directory: Path) -> dict:
-    return read_toml(directory / "cudaenv.lock")
+    return lock_view(directory / "cudaenv.lock")
 
 
 def the_no(text: str) -> list[str]:

@@ -17,6 +17,7 @@ import tomllib
 import pytest
 
 from tests.support.cli import cudaenv as run_cli
+from tests.support.lockfile import lock_view
 
 pytestmark = [pytest.mark.network]
 
@@ -35,7 +36,7 @@ def test_numpy_1_26_and_pandas_2_2_lock_a_python_their_wheels_cover(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch>=2.4\nnumpy==1.26.4\npandas==2.2.2\n")
     proc = cudaenv("init", tmp_path, *HOST)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lock = tomllib.loads((tmp_path / "cudaenv.lock").read_text())
+    lock = lock_view(tmp_path / "cudaenv.lock")
     python = tuple(int(p) for p in lock["stack"]["python"].split("."))
     assert (3, 9) <= python <= (3, 12)  # numpy 1.26.4 and pandas 2.2.2 publish cp39-cp312 wheels
     pinned = lock["requirements"]["pinned"]

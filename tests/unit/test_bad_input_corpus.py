@@ -188,7 +188,7 @@ def test_non_utf8_nvidia_smi_output_is_a_clean_detection_error(tmp_path):
 
 
 @pytest.mark.parametrize("header,expected", [
-    ('format = 2\ncudaenv = "9.1.0"\n', "format 2, written by cudaenv 9.1.0; this cudaenv reads format 1: upgrade"),
+    ('format = 3\ncudaenv = "9.1.0"\n', "format 3, written by cudaenv 9.1.0; this cudaenv reads formats 1 and 2: upgrade"),
     ('cudaenv = "0.1.0"\n', "no format, written by cudaenv 0.1.0"),
     ('format = "one"\n', "format 'one'"),
 ])

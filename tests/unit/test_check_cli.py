@@ -22,6 +22,7 @@ import pytest
 from cudaenv.cli.check_cmd import annotation, annotation_escape
 from tests.support.cli import cudaenv as run_cli
 from tests.unit.host import RECORDED_HOSTS, cli_env, hide_nvml, install_fake_nvidia_smi
+from tests.support.lockfile import lock_view
 
 PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
 STACK_12_4 = ("--cuda", "12.4", "--python", "3.11", "--flavor", "runtime")
@@ -79,7 +80,7 @@ cudaenv = partial(run_cli, timeout=120)
 def lock(project: Path, env: dict) -> dict:
     proc = cudaenv("lock", project, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return tomllib.loads((project / "cudaenv.lock").read_text())
+    return lock_view(project / "cudaenv.lock")
 
 
 def one_json_object(proc: subprocess.CompletedProcess) -> dict:

@@ -21,7 +21,7 @@ NAME = "an image name of lower-case letters, digits and . _ - (e.g. 'detector')"
 REGISTRY = "a registry prefix like registry.example.com:5000/mirror (no scheme)"
 INDEX = "an http(s):// URL of a PEP 503 simple index"
 MIRRORS = '"pypi" or the URL of the index framework_index mirrors (e.g. "https://download.pytorch.org/whl/cu126")'
-TABLES = "[project], [frameworks], [cuda], [target], [build], [run], [cluster], [lock]"
+TABLES = "[project], [frameworks], [cuda], [target], [targets], [build], [run], [cluster], [lock]"
 
 # (cudaenv.toml text, the message after "FILE: "): the field, what it expects, the value as repr shows it
 FIELD_ERRORS = {

@@ -15,6 +15,7 @@ from cudaenv.errors import UserError
 from cudaenv.project.lock import PYPI_SIMPLE, Lock, read_lock
 from cudaenv.resolver.resolve import resolve
 from tests.unit.resolver.helpers import constraints, host, matrix
+from tests.support.lockfile import OneTarget, entry_prefix
 
 CU126 = "https://download.pytorch.org/whl/cu126"
 
@@ -47,9 +48,12 @@ def test_a_lock_reads_back_as_it_was_written(tmp_path, full_lock):
 def test_a_lock_without_the_optional_fields_gets_their_defaults(tmp_path, full_lock):
     """An older lock: PyPI as the Python index, no framework index, no platform, no files, no pins."""
     doc = tomlkit.parse(full_lock.as_toml())
+    lock = OneTarget(doc)
     for key in ("python_index", "framework_index", "platform", "files", "pinned"):
-        del doc["requirements"][key]
-    del doc["inputs"], doc["target"]
+        del lock["requirements"][key]
+    for key in [k for k in lock["target"] if k != "stack"]:  # the host it was for: not recorded
+        del lock["target"][key]
+    del doc["inputs"]
     lock = read_lock(write(tmp_path, tomlkit.dumps(doc)))
     assert (lock.python_index, lock.framework_index, lock.platform) == (PYPI_SIMPLE, None, "")
     assert (lock.requirement_files, lock.pinned, lock.inputs, lock.target) == ((), (), (), {})
@@ -65,20 +69,20 @@ UPGRADE = f"upgrade cudaenv (this is {__version__}) to read it"
 
 
 @pytest.mark.parametrize("head, said", [
-    ('format = 2\ncudaenv = "9.9.9"\n', f"this lock has format 2, written by cudaenv 9.9.9; this cudaenv reads format 1: {UPGRADE}"),
-    ('format = 0\ncudaenv = "0.0.1"\n', f"this lock has format 0, written by cudaenv 0.0.1; this cudaenv reads format 1: {REWRITE}"),
-    ('cudaenv = "0.0.1"\n', f"this lock has no format, written by cudaenv 0.0.1; this cudaenv reads format 1: {REWRITE}"),
-    ('format = "1"\n', f"this lock has format '1', written by an unknown cudaenv; this cudaenv reads format 1: {REWRITE}"),
+    ('format = 9\ncudaenv = "9.9.9"\n', f"this lock has format 9, written by cudaenv 9.9.9; this cudaenv reads formats 1 and 2: {UPGRADE}"),
+    ('format = 0\ncudaenv = "0.0.1"\n', f"this lock has format 0, written by cudaenv 0.0.1; this cudaenv reads formats 1 and 2: {REWRITE}"),
+    ('cudaenv = "0.0.1"\n', f"this lock has no format, written by cudaenv 0.0.1; this cudaenv reads formats 1 and 2: {REWRITE}"),
+    ('format = "1"\n', f"this lock has format '1', written by an unknown cudaenv; this cudaenv reads formats 1 and 2: {REWRITE}"),
     ("format = 1.0\ncudaenv = 5\n",
-     f"this lock has format 1.0, written by an unknown cudaenv; this cudaenv reads format 1: {REWRITE}"),
+     f"this lock has format 1.0, written by an unknown cudaenv; this cudaenv reads formats 1 and 2: {REWRITE}"),
     ("format = true\ncudaenv = 5\n",
-     f"this lock has format True, written by an unknown cudaenv; this cudaenv reads format 1: {REWRITE}"),
+     f"this lock has format True, written by an unknown cudaenv; this cudaenv reads formats 1 and 2: {REWRITE}"),
     (f'format = 3\ncudaenv = "{"v" * 39}"\n',
-     f"this lock has format 3, written by cudaenv {'v' * 39}; this cudaenv reads format 1: {UPGRADE}"),
+     f"this lock has format 3, written by cudaenv {'v' * 39}; this cudaenv reads formats 1 and 2: {UPGRADE}"),
     (f'format = 3\ncudaenv = "{"v" * 40}"\n',
-     f"this lock has format 3, written by an unknown cudaenv; this cudaenv reads format 1: {UPGRADE}"),
+     f"this lock has format 3, written by an unknown cudaenv; this cudaenv reads formats 1 and 2: {UPGRADE}"),
     (f'format = "{"x" * 100}"\n',
-     f"this lock has format '{'x' * 52}, written by an unknown cudaenv; this cudaenv reads format 1: {REWRITE}"),
+     f"this lock has format '{'x' * 52}, written by an unknown cudaenv; this cudaenv reads formats 1 and 2: {REWRITE}"),
 ], ids=["newer", "older", "no-format", "string-format", "float-format-and-odd-writer", "bool-format", "writer-39", "writer-40",
         "long-format"])
 def test_a_lock_of_another_format_says_which_and_what_to_do(tmp_path, head, said):
@@ -90,11 +94,12 @@ def test_a_lock_of_another_format_says_which_and_what_to_do(tmp_path, head, said
 
 
 @pytest.mark.parametrize("edit, said", [
-    (lambda d: d.__setitem__("requirements", 5), "requirements: expected a table, got 5; run `cudaenv lock` to rewrite the lock"),
-    (lambda d: d.__setitem__("target", "x"), "target: expected a table, got 'x'; run `cudaenv lock` to rewrite the lock"),
+    (lambda d: d.__setitem__("requirements", 5),
+     "{entry}requirements: expected a table, got 5; run `cudaenv lock` to rewrite the lock"),
+    (lambda d: d.__setitem__("target", "x"), "targets.default: expected a table, got 'x'; run `cudaenv lock` to rewrite the lock"),
     (lambda d: d.__setitem__("inputs", []), "inputs: expected a table, got []; run `cudaenv lock` to rewrite the lock"),
     (lambda d: d["requirements"].__setitem__("files", "requirements.txt"),
-     "requirements.pinned and requirements.files must be lists"),
+     "{entry}requirements.pinned and {entry}requirements.files must be lists"),
     (lambda d: d["inputs"].__setitem__("config", "XYZ"),
      "inputs: expected file names with hex digests; run `cudaenv lock` to rewrite it"),
     (lambda d: d["inputs"].__setitem__("config", "a" * 65),
@@ -107,15 +112,17 @@ def test_a_lock_of_another_format_says_which_and_what_to_do(tmp_path, head, said
 ], ids=["requirements", "target", "inputs", "files", "digest-not-hex", "digest-too-long", "digest-not-text",
         "no-matrix-revision", "no-writer", "credentials"])
 def test_each_damaged_field_has_its_own_message(tmp_path, full_lock, edit, said):
-    doc = tomlkit.parse(full_lock.as_toml())
-    edit(doc)
+    text = full_lock.as_toml()
+    entry = entry_prefix(text)
+    doc = tomlkit.parse(text)
+    edit(OneTarget(doc))
     path = write(tmp_path, tomlkit.dumps(doc))
     with pytest.raises(UserError) as caught:
         read_lock(path)
     if said is None:
-        assert str(caught.value).startswith(f"{path}: requirements.framework_index: ")
+        assert str(caught.value).startswith(f"{path}: {entry}requirements.framework_index: ")
     else:
-        assert str(caught.value) == f"{path}: {said}"
+        assert str(caught.value) == f"{path}: {said.format(entry=entry)}"
 
 
 def test_a_lock_that_is_not_toml_is_rewritten(tmp_path):

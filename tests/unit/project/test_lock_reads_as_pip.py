@@ -15,6 +15,7 @@ else:  # pragma: no cover
 
 from tests.support.cli import cudaenv as run_cli
 from tests.support.package_index import build_wheel
+from tests.support.lockfile import lock_view
 
 
 def env_for(index_url, cache):
@@ -43,7 +44,7 @@ def test_init_locks_what_pip_reads_and_the_lock_follows_every_file_it_read(tmp_p
 
     proc = run_cli("init", project, "--driver", "550.54.15", "--gpu", "A100", env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lock = tomllib.loads((project / "cudaenv.lock").read_text())
+    lock = lock_view(project / "cudaenv.lock")
     pinned = lock["requirements"]["pinned"]
     assert {"omegaconf==2.1.1", "antlr4-runtime==4.8", "local-only==1.0", "six==1.16.0"} <= set(pinned)
     assert not any(pin.startswith(("-e", ".", "/", "app")) or "file:" in pin for pin in pinned)  # own code: not a pin

@@ -40,9 +40,11 @@ def locked(matrix, p, pinned=("numpy==2.1.3",)):
 
 
 def test_the_hash_is_the_configuration_then_each_file_by_name_and_content(tmp_path):
-    """Committed locks carry this hash: how it is taken must not change between versions."""
+    """Committed locks carry this hash: how it is taken must not change between versions. The target
+    tables are not in it (each target is compared on its own, so a changed one is named); the hash
+    that format 1 locks carry, with [target], is still accepted (next test)."""
     p = project(tmp_path, files=("requirements.txt", "dev.txt"), more='\n[cluster.slurm]\nfeatures = ["a100"]\n')
-    tables = {k: v for k, v in p.raw.items() if k != "cluster"}
+    tables = {k: v for k, v in p.raw.items() if k not in ("cluster", "target", "targets")}
     digest = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
     for name in ("requirements.txt", "dev.txt"):
         digest.update(b"\0" + name.encode() + b"\0" + (tmp_path / name).read_bytes())
@@ -89,6 +91,19 @@ def test_the_hash_cudaenv_0_1_0_wrote_covers_all_of_run(tmp_path):
     (tmp_path / "2" / "requirements.txt").write_text((tmp_path / "1" / "requirements.txt").read_text())
     assert inputs_hash(one, whole_run=True) != inputs_hash(two, whole_run=True)
     assert inputs_hash(one) == inputs_hash(two)
+
+
+def test_a_format_1_hash_taken_with_the_target_table_is_still_current(tmp_path, matrix):
+    p = project(tmp_path, files=("requirements.txt",))
+    lock, stack = locked(matrix, p)
+    tables = {k: v for k, v in p.raw.items() if k != "cluster"}
+    digest = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
+    digest.update(b"\0requirements.txt\0" + (tmp_path / "requirements.txt").read_bytes())
+    old = replace(lock, inputs_hash=digest.hexdigest()[:32], inputs=())
+    assert old.inputs_hash != lock.inputs_hash and old.inputs_hash == inputs_hash(p, targets=True)
+    assert staleness(old, p, stack, matrix.revision) == []
+    assert staleness(replace(old, inputs_hash="0" * 32), p, stack, matrix.revision) == [
+        "the configuration or a requirements file changed since the lock was written"]
 
 
 def test_a_lock_with_the_old_whole_run_hash_is_current(tmp_path, matrix):

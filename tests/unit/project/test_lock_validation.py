@@ -13,6 +13,7 @@ from cudaenv.project.lock import Lock, read_lock
 from cudaenv.resolver.resolve import resolve
 from tests.unit.resolver.helpers import constraints, host, matrix
 from tests.support.cli import cudaenv as run_cli
+from tests.support.lockfile import OneTarget
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +26,9 @@ def valid_lock_text() -> str:
 
 
 def edited(text: str, edit) -> str:
+    """The lock with one field damaged, wherever its format keeps that field (``OneTarget``)."""
     doc = tomlkit.parse(text)
-    edit(doc)
+    edit(OneTarget(doc))
     return tomlkit.dumps(doc)
 
 
@@ -70,7 +72,7 @@ def test_the_cli_exits_2_without_a_traceback_on_a_damaged_lock(tmp_path: Path, v
     proc = run_cli("check", str(tmp_path), "--driver", "550.54.15")
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "cudaenv.lock: stack: expected a table" in proc.stderr
+    assert "cudaenv.lock: stacks." in proc.stderr and ".stack: expected a table" in proc.stderr
 
 
 # --- a stale lock says which input changed ---------------------------------------------------------
@@ -117,7 +119,7 @@ def test_a_lock_without_inputs_one_by_one_still_says_something_changed(tmp_path:
     project = _locked_project(tmp_path / "old")
     text = project.lock_path.read_text()
     start = text.index("[inputs]")
-    project.lock_path.write_text(text[:start] + text[text.index("[target]"):])  # as older cudaenv wrote it
+    project.lock_path.write_text(text[:start] + text[text.index("\n[targets.") + 1:])  # as older cudaenv wrote it
     assert read_lock(project.lock_path).inputs == ()
     (project.root / "requirements.txt").write_text("six==1.17.0\n")
     assert _why_stale(project.root) == ["the configuration or a requirements file changed since the lock was written"]

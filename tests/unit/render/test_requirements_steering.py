@@ -81,9 +81,11 @@ def test_a_local_wheel_folder_needs_buildkit(tmp_path):
 def test_a_hand_edited_steering_value_is_refused(tmp_path, key, value):
     import tomlkit
 
+    from tests.support.lockfile import OneTarget
+
     project = locked_project(tmp_path)
     doc = tomlkit.parse(project.lock_path.read_text())
-    doc["requirements"][key] = [value]
+    OneTarget(doc)["requirements"][key] = [value]
     project.lock_path.write_text(tomlkit.dumps(doc))
     with pytest.raises(UserError, match=rf"requirements.{key}\[0\]"):
         read_lock(project.lock_path)
