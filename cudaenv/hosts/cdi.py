@@ -28,14 +28,22 @@ from cudaenv.errors import CudaenvError
 SPEC_DIRS: tuple[str, ...] = ("/etc/cdi", "/var/run/cdi")  # the specification's defaults, lowest priority first
 GPU_KIND = "nvidia.com/gpu"
 GENERATE_HELP = "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
-SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+SPEC_SUFFIXES = (".yaml", ".json")  # what the engines' CDI library reads (a .yml file is ignored there)
+SPEC_FIELDS = ("cdiVersion", "kind", "devices", "containerEdits", "annotations")  # the library parses strictly
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # nvidia-ctk writes a few kB per GPU; anything far larger is not a spec
 
 # The specification's grammar: a kind is vendor/class, a device name alphanumerics plus _ . : -
 _VENDOR = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?\Z", re.ASCII)
 _CLASS = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?\Z", re.ASCII)
 _DEVICE_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.:-]*[A-Za-z0-9])?\Z", re.ASCII)
-_INDEX = re.compile(r"[0-9]+\Z", re.ASCII)
+_INDEX = re.compile(r"[0-9]{1,9}\Z", re.ASCII)  # a GPU index as nvidia-ctk writes it (never 4300 digits)
+_VERSION = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}\Z", re.ASCII)
+
+
+def _described(value: object) -> str:
+    """A value as an error line shows it: a string quoted and cut, anything else by its type only
+    (``str()`` of a YAML structure built from aliases would expand it, a "billion laughs")."""
+    return repr(value[:60]) if isinstance(value, str) else f"a {type(value).__name__}"
 
 
 class CdiError(CudaenvError):
@@ -97,7 +105,9 @@ def parse_spec(text: str, path: str) -> tuple[list[CdiDevice], str | None]:
             import yaml
 
             data = yaml.safe_load(text)
-    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+    except RecursionError:
+        return [], f"{path}: nested too deeply to be a CDI spec"
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
         return [], f"{path}: not valid JSON: {exc}"
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError and its kin: any unreadable spec is reported
         problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
@@ -105,24 +115,33 @@ def parse_spec(text: str, path: str) -> tuple[list[CdiDevice], str | None]:
         return [], f"{path}: not valid YAML: {problem or type(exc).__name__}{where}"
     if not isinstance(data, dict):
         return [], f"{path}: expected a CDI spec (a mapping with cdiVersion, kind and devices)"
-    if not isinstance(data.get("cdiVersion"), str):
-        return [], f"{path}: cdiVersion: expected a version string such as \"0.5.0\""
+    unknown = [str(key)[:40] for key in data if key not in SPEC_FIELDS]
+    if unknown:
+        return [], f"{path}: {unknown[0]}: not a CDI spec field (the engines refuse the whole file)"
+    version = data.get("cdiVersion")
+    if not isinstance(version, str) or not _VERSION.match(version):
+        return [], f"{path}: cdiVersion: expected a version string such as \"0.5.0\", got {_described(version)}"
     kind = data.get("kind")
     if not _valid_kind(kind):
-        return [], f"{path}: kind: expected vendor/class such as {GPU_KIND!r}, got {str(kind)[:60]!r}"
+        return [], f"{path}: kind: expected vendor/class such as {GPU_KIND!r}, got {_described(kind)}"
     entries = data.get("devices")
     if not isinstance(entries, list) or not entries:
         return [], f"{path}: devices: expected a list of at least one device"
     devices, seen = [], set()
     for number, entry in enumerate(entries, 1):
         name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, int) and not isinstance(name, bool) and 0 <= name < 10 ** 9:
+            name = str(name)  # `name: 7` unquoted: the engines' YAML reader makes it the string "7"
         if not isinstance(name, str) or not _DEVICE_NAME.match(name):
-            return [], (f"{path}: devices[{number}].name: expected letters, digits, '_', '.', ':' or '-', "
-                        f"got {str(name)[:60]!r}")
+            return [], (f"{path}: devices[{number}].name: expected a name of letters, digits, '_', '.', ':' or "
+                        f"'-', got {_described(name)}")
+        edits = entry.get("containerEdits")
+        if not isinstance(edits, dict) or not any(edits.get(k) for k in ("env", "deviceNodes", "mounts", "hooks")):
+            return [], f"{path}: devices[{number}].containerEdits: expected device nodes, mounts, env or hooks (the engines refuse a device without any)"
         if name in seen:
             return [], f"{path}: devices: {name!r} is declared twice"
         seen.add(name)
-        devices.append(CdiDevice(kind, name, path, _node_paths(entry.get("containerEdits"))))
+        devices.append(CdiDevice(kind, name, path, _node_paths(edits)))
     return devices, None
 
 
@@ -136,8 +155,10 @@ def read_specs(dirs: Sequence[str | os.PathLike] = SPEC_DIRS) -> CdiSpecs:
             entries = sorted(Path(directory).iterdir())
         except OSError:
             continue  # a missing directory is the common case, not a problem
+        in_directory: dict[str, CdiDevice] = {}
+        clashes: set[str] = set()
         for path in entries:
-            if path.suffix not in SPEC_SUFFIXES or not path.is_file():
+            if not path.name.endswith(SPEC_SUFFIXES) or not path.is_file():
                 continue
             try:
                 if path.stat().st_size > MAX_SPEC_BYTES:
@@ -152,14 +173,24 @@ def read_specs(dirs: Sequence[str | os.PathLike] = SPEC_DIRS) -> CdiSpecs:
             if problem:
                 problems.append(problem)
             for device in found:
-                devices[device.qualified] = device
+                earlier = in_directory.get(device.qualified)
+                if earlier is not None:  # the engines' cache drops a device two files of one directory declare
+                    problems.append(f"{device.spec}: {device.qualified} is also declared in {earlier.spec}: the "
+                                    "engines offer neither; keep one")
+                    clashes.add(device.qualified)
+                in_directory[device.qualified] = device
+        for qualified, device in in_directory.items():
+            if qualified in clashes:
+                devices.pop(qualified, None)
+            else:
+                devices[qualified] = device
     return CdiSpecs(tuple(devices.values()), tuple(files), tuple(problems))
 
 
 def _index_names(devices: Mapping[str, CdiDevice]) -> list[str]:
     """Whole-GPU devices named by index (``nvidia-ctk``'s default strategy), in index order; MIG
     devices (``0:1``) and the ``all`` device are not counted."""
-    return sorted((name for name in devices if _INDEX.match(name)), key=int)
+    return sorted((name for name in devices if _INDEX.match(name)), key=lambda name: (len(name.lstrip("0")), name))
 
 
 def device_names(devices: Mapping[str, CdiDevice], *, count: int | None = None,

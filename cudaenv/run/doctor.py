@@ -132,6 +132,11 @@ CDI_DOCKER_HELP = ("sudo nvidia-ctk runtime configure --runtime=docker --cdi.ena
                    "(Docker 25 or newer; it sets \"features\": {\"cdi\": true} in /etc/docker/daemon.json)")
 
 
+def printable(text: str) -> str:
+    """A path as one line shows it: control characters escaped, so a file name cannot forge a line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def cdi_check(gpus, docker_info: dict | None, dirs=None) -> Check:
     """The Container Device Interface, NVIDIA's recommended way to give containers GPUs: which
     specs offer which GPUs, whether they still match the driver's GPUs (a spec generated before a
@@ -154,17 +159,18 @@ def cdi_check(gpus, docker_info: dict | None, dirs=None) -> Check:
         return Check(name, False, f"no NVIDIA GPU spec in {where}: Podman, and Docker with CDI, cannot give "
                                   "containers GPUs (only Docker's legacy NVIDIA hook can)",
                      f"`{cdi.GENERATE_HELP}` (NVIDIA Container Toolkit 1.14 or newer)")
-    stale = [f"{device.qualified} ({', '.join(missing)} missing)" for device, missing in cdi.stale_devices(devices)]
+    stale = [f"{device.qualified} ({', '.join(printable(m) for m in missing)} missing)"
+             for device, missing in cdi.stale_devices(devices)]
     if gpus:
         known = {str(g.index) for g in gpus} | {g.uuid for g in gpus if g.uuid}
         stale += [f"{device.qualified} (the driver has no such GPU)" for device in devices.values()
                   if (device.name.isdigit() or device.name.startswith("GPU-")) and device.name not in known]
-    files = ", ".join(sorted({d.spec for d in devices.values()}))
+    files = ", ".join(printable(f) for f in sorted({d.spec for d in devices.values()}))
     if stale:
         return Check(name, False, f"stale: {'; '.join(dict.fromkeys(stale))} in {files}: containers asking for "
                                   "them fail to start",
                      f"regenerate the spec: `{cdi.GENERATE_HELP}`")
-    listed = ", ".join(sorted(devices, key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n)))
+    listed = ", ".join(sorted(devices, key=lambda n: (not n.isdigit(), len(n) if n.isdigit() else 0, n)))
     detail = f"{files} offer {listed}"
     if docker_info is not None:
         if cdi.daemon_cdi_dirs(docker_info):
@@ -181,8 +187,9 @@ def reload_safety_check(docker_info: dict | None, gpus) -> Check | None:
     #1227); CDI-injected devices survive it. Only said where containers get GPUs."""
     from cudaenv.hosts import cdi
 
-    if not gpus or docker_info is None or cdi.daemon_cdi_dirs(docker_info):
-        return None
+    dirs = cdi.daemon_cdi_dirs(docker_info)
+    if not gpus or docker_info is None or (dirs and cdi.read_specs(dirs).of_kind()):
+        return None  # no GPUs, no Docker, or Docker injects the GPUs through CDI
     if docker_info.get("CgroupDriver") != "systemd":
         return None
     return Check("GPUs across daemon-reload", False,

@@ -59,7 +59,7 @@ def daemon_with_cdi(tmp_path: Path, info_dirs):
     spec_dir = tmp_path / "cdi"
     spec_dir.mkdir()
     (spec_dir / "nvidia.yaml").write_text(
-        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n- name: '1'\n- name: all\n")
+        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + "".join(f"- name: '{n}'\n  containerEdits: {{env: [A=1]}}\n" for n in ("0", "1", "all")))
     engine = DockerEngine()
     info = {"ID": "test", "CDISpecDirs": [str(spec_dir)] if info_dirs else []}
     engine._daemon_facts = lambda: info  # the daemon's answer, as Docker 25+ with and without CDI gives it

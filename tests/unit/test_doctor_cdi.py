@@ -85,7 +85,7 @@ def test_broken_spec_files_are_a_failed_check_naming_the_first(tmp_path, count, 
     directory = tmp_path / "cdi"
     directory.mkdir()
     for number in range(count):
-        (directory / f"{number}.yaml").write_text("cdiVersion: 0.5.0\nkind: nvidia\ndevices: [{name: '0'}]\n")
+        (directory / f"{number}.yaml").write_text("cdiVersion: 0.5.0\nkind: nvidia\ndevices: [{name: '0', containerEdits: {env: [A=1]}}]\n")
     assert cdi_check((H100,), None, dirs=[directory]) == Check(
         "CDI specs", False, f"{directory / '0.yaml'}: kind: expected vendor/class such as 'nvidia.com/gpu', "
                             f"got 'nvidia'{tail}",
@@ -106,12 +106,25 @@ def test_systemd_cgroups_with_the_legacy_hook_warn_that_a_reload_loses_gpus():
     assert reload_safety_check({"CgroupDriver": "systemd"}, (H100,)) == RELOAD
 
 
+def test_cdi_enabled_without_an_nvidia_spec_still_uses_the_legacy_hook_and_is_warned(tmp_path):
+    assert reload_safety_check({"CgroupDriver": "systemd", "CDISpecDirs": [str(tmp_path)]}, (H100,)) == RELOAD
+
+
+def test_docker_injecting_nvidia_gpus_through_cdi_is_safe_across_a_reload(tmp_path):
+    directory = spec_dir(tmp_path)
+    assert reload_safety_check({"CgroupDriver": "systemd", "CDISpecDirs": [str(directory)]}, (H100,)) is None
+
+
 @pytest.mark.parametrize("info, gpus", [
-    ({"CgroupDriver": "systemd", "CDISpecDirs": ["/etc/cdi"]}, (H100,)),
     ({"CgroupDriver": "cgroupfs"}, (H100,)),
     ({}, (H100,)),
     ({"CgroupDriver": "systemd"}, ()),
     (None, (H100,)),
-], ids=["cdi", "cgroupfs", "unknown-driver", "no-gpus", "no-docker"])
+], ids=["cgroupfs", "unknown-driver", "no-gpus", "no-docker"])
 def test_no_reload_warning_with_cdi_with_cgroupfs_or_without_gpus(info, gpus):
     assert reload_safety_check(info, gpus) is None
+
+
+def test_a_device_path_cannot_forge_a_line_of_the_report(tmp_path):
+    check = cdi_check((H100,), None, dirs=[spec_dir(tmp_path, node='"/dev/x\\n✓ CDI specs: all good"')])
+    assert "\n" not in check.detail and "/dev/x\\n✓ CDI specs: all good missing" in check.detail

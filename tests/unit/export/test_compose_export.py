@@ -127,7 +127,7 @@ def cdi_devices(tmp_path, names=("0", "1", "all")):
     directory = tmp_path / "cdi"
     directory.mkdir(exist_ok=True)
     (directory / "nvidia.yaml").write_text(
-        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + "".join(f"- name: '{n}'\n" for n in names))
+        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + "".join(f"- name: '{n}'\n  containerEdits: {{env: [A=1]}}\n" for n in names))
     return cdi.read_specs([directory]).of_kind()
 
 

@@ -162,7 +162,7 @@ def test_on_a_cdi_host_the_gpus_are_cdi_devices_checked_against_its_specs(tmp_pa
     from cudaenv.hosts import cdi
 
     (tmp_path / "nvidia.yaml").write_text("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n"
-                                          "- name: '0'\n- name: '1'\n- name: all\n")
+                                          "- name: '0'\n  containerEdits: {env: [A=1]}\n- name: '1'\n  containerEdits: {env: [A=1]}\n- name: all\n  containerEdits: {env: [A=1]}\n")
     document = devcontainer_document(project(), "img", gpus, "1:1", cdi.read_specs([tmp_path]).of_kind())
     assert document["runArgs"][:len(expected)] == expected
     assert "--gpus" not in document["runArgs"]

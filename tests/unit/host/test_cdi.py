@@ -80,7 +80,7 @@ def test_the_later_directory_wins_for_the_same_device(tmp_path):
 
 def test_other_kinds_and_other_files_are_not_gpus(tmp_path):
     write(tmp_path / "etc", "nvidia.yaml", NVIDIA_CTK_SPEC)
-    write(tmp_path / "etc", "fpga.yaml", "cdiVersion: 0.5.0\nkind: vendor.com/fpga\ndevices:\n- name: '0'\n")
+    write(tmp_path / "etc", "fpga.yaml", "cdiVersion: 0.5.0\nkind: vendor.com/fpga\ndevices:\n- name: '0'\n  containerEdits: {env: [A=1]}\n")
     write(tmp_path / "etc", "README.txt", "not a spec")
     specs = cdi.read_specs([tmp_path / "etc"])
     assert len(specs.files) == 2 and not specs.problems
@@ -96,13 +96,13 @@ def test_a_missing_directory_is_no_specs_and_no_problem(tmp_path):
 @pytest.mark.parametrize("text, expected", [
     ("cdiVersion: [", "not valid YAML"),
     ("- a list", "expected a CDI spec"),
-    ("kind: nvidia.com/gpu\ndevices: [{name: '0'}]\n", "cdiVersion: expected a version string"),
-    ("cdiVersion: 0.5.0\nkind: nvidia\ndevices: [{name: '0'}]\n", "kind: expected vendor/class"),
-    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu/x\ndevices: [{name: '0'}]\n", "kind: expected vendor/class"),
+    ("kind: nvidia.com/gpu\ndevices: [{name: '0', containerEdits: {env: [A=1]}}]\n", "cdiVersion: expected a version string"),
+    ("cdiVersion: 0.5.0\nkind: nvidia\ndevices: [{name: '0', containerEdits: {env: [A=1]}}]\n", "kind: expected vendor/class"),
+    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu/x\ndevices: [{name: '0', containerEdits: {env: [A=1]}}]\n", "kind: expected vendor/class"),
     ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: []\n", "devices: expected a list of at least one device"),
-    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: 'a b'}]\n", "devices[1].name: expected letters"),
-    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0'}, {name: '$(id)'}]\n", "devices[2].name"),
-    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0'}, {name: '0'}]\n", "'0' is declared twice"),
+    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: 'a b', containerEdits: {env: [A=1]}}]\n", "devices[1].name: expected a name of letters"),
+    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0', containerEdits: {env: [A=1]}}, {name: '$(id)', containerEdits: {env: [A=1]}}]\n", "devices[2].name"),
+    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0', containerEdits: {env: [A=1]}}, {name: '0', containerEdits: {env: [A=1]}}]\n", "'0' is declared twice"),
 ])
 def test_a_bad_spec_is_one_line_naming_the_file_and_field_and_offers_nothing(tmp_path, text, expected):
     write(tmp_path / "etc", "bad.yaml", text)
@@ -125,7 +125,7 @@ def test_all_gpus_is_the_all_device_when_the_spec_has_one(tmp_path):
 
 
 def test_all_gpus_without_an_all_device_is_every_gpu_by_index_in_index_order(tmp_path):
-    text = "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + "".join(f"- name: '{i}'\n" for i in (10, 2, 0, 1))
+    text = "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n" + "".join(f"- name: '{i}'\n  containerEdits: {{env: [A=1]}}\n" for i in (10, 2, 0, 1))
     assert cdi.device_names(gpus(tmp_path, text), count=-1) == tuple(f"nvidia.com/gpu={i}" for i in (0, 1, 2, 10))
 
 
@@ -221,20 +221,20 @@ def test_yaml_and_json_errors_say_what_and_where(tmp_path):
 
 
 def test_a_json_spec_is_read_as_json_which_allows_tabs_that_yaml_refuses(tmp_path):
-    spec = '{\n\t"cdiVersion": "0.5.0",\n\t"kind": "nvidia.com/gpu",\n\t"devices": [{"name": "0"}]\n}\n'
+    spec = '{\n\t"cdiVersion": "0.5.0",\n\t"kind": "nvidia.com/gpu",\n\t"devices": [{"name": "0", "containerEdits": {"env": ["A=1"]}}]\n}\n'
     write(tmp_path / "etc", "nvidia.json", spec)
     assert list(cdi.read_specs([tmp_path / "etc"]).of_kind()) == ["0"]
 
 
 def test_bad_kinds_and_names_are_quoted_and_shortened_in_the_message(tmp_path):
-    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu!\ndevices: [{name: '0'}]\n") == (
+    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu!\ndevices: [{name: '0', containerEdits: {env: [A=1]}}]\n") == (
         "kind: expected vendor/class such as 'nvidia.com/gpu', got 'nvidia.com/gpu!'")
-    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia!/gpu\ndevices: [{name: '0'}]\n").startswith("kind: ")
+    assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia!/gpu\ndevices: [{name: '0', containerEdits: {env: [A=1]}}]\n").startswith("kind: ")
     long_name = "x" * 59 + "!" + "y" * 10
-    assert only_problem(tmp_path, f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{{name: '{long_name}'}}]\n") == (
-        f"devices[1].name: expected letters, digits, '_', '.', ':' or '-', got '{long_name[:60]}'")
+    assert only_problem(tmp_path, f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{{name: '{long_name}', containerEdits: {{env: [A=1]}}}}]\n") == (
+        f"devices[1].name: expected a name of letters, digits, '_', '.', ':' or '-', got '{long_name[:60]}'")
     assert only_problem(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: ['0']\n") == (
-        "devices[1].name: expected letters, digits, '_', '.', ':' or '-', got 'None'")
+        "devices[1].name: expected a name of letters, digits, '_', '.', ':' or '-', got a NoneType")
 
 
 def test_a_device_node_without_a_usable_path_is_left_out(tmp_path):
@@ -253,7 +253,7 @@ def test_a_huge_file_is_not_read_and_the_next_file_still_is(tmp_path):
 
 def test_every_message_names_the_spec_files_or_the_default_directories(tmp_path):
     write(tmp_path / "etc", "a.yaml", NVIDIA_CTK_SPEC)
-    write(tmp_path / "etc", "b.yaml", "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '7'}]\n")
+    write(tmp_path / "etc", "b.yaml", "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '7', containerEdits: {env: [A=1]}}]\n")
     devices = cdi.read_specs([tmp_path / "etc"]).of_kind()
     with pytest.raises(cdi.CdiError) as caught:
         cdi.device_names(devices, device_ids=("8", "9"))
@@ -266,7 +266,7 @@ def test_every_message_names_the_spec_files_or_the_default_directories(tmp_path)
 
 
 def test_all_without_an_all_device_or_index_names_is_refused_naming_what_there_is(tmp_path):
-    devices = gpus(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: GPU-ab}]\n")
+    devices = gpus(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: GPU-ab, containerEdits: {env: [A=1]}}]\n")
     with pytest.raises(cdi.CdiError) as caught:
         cdi.device_names(devices, count=-1)
     assert str(caught.value) == (f"--gpus all: the CDI specs ({tmp_path / 'etc' / 'nvidia.yaml'}) have no 'all' device "
@@ -276,7 +276,7 @@ def test_all_without_an_all_device_or_index_names_is_refused_naming_what_there_i
 
 
 def test_a_count_of_zero_is_no_gpu_and_one_too_many_says_gpu_in_the_singular(tmp_path):
-    devices = gpus(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0'}, {name: all}]\n")
+    devices = gpus(tmp_path, "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: '0', containerEdits: {env: [A=1]}}, {name: all, containerEdits: {env: [A=1]}}]\n")
     assert cdi.device_names(devices, count=0) == ()
     assert cdi.request_names("count", 0) == ()
     with pytest.raises(cdi.CdiError, match=r"--gpus 2: .* offer 1 GPU by index \(0\)$"):
@@ -293,7 +293,7 @@ def test_a_control_character_is_a_yaml_reader_error_reported_without_a_position(
 
 def test_a_long_kind_is_shortened_in_the_message(tmp_path):
     kind = "v" * 70 + "!/gpu"
-    assert only_problem(tmp_path, f"cdiVersion: 0.5.0\nkind: {kind}\ndevices: [{{name: '0'}}]\n") == (
+    assert only_problem(tmp_path, f"cdiVersion: 0.5.0\nkind: {kind}\ndevices: [{{name: '0', containerEdits: {{env: [A=1]}}}}]\n") == (
         f"kind: expected vendor/class such as 'nvidia.com/gpu', got '{kind[:60]}'")
 
 
@@ -321,3 +321,59 @@ def test_a_file_the_os_refuses_is_a_problem_with_the_os_reason(tmp_path, monkeyp
     monkeypatch.setattr(Path, "read_text", refuse)  # root reads every file: the refusal is simulated
     assert cdi.read_specs([tmp_path / "etc"]).problems == (
         f"{tmp_path / 'etc' / 'nvidia.yaml'}: unreadable: Permission denied",)
+
+
+# What the engines' own CDI library refuses or ignores, cudaenv refuses or ignores too (found by an
+# attack on this reader: each case is a spec Podman 4.3 answered "unresolvable CDI devices" for).
+EDITS = "  containerEdits: {env: [A=1]}\n"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (f"cdiVersion: banana\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n{EDITS}",
+     "cdiVersion: expected a version string such as \"0.5.0\", got 'banana'"),
+    (f"cdiVersion: 0.5\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n{EDITS}",
+     "cdiVersion: expected a version string such as \"0.5.0\", got a float"),
+    (f"cdiVersion: 0.5.0\nfoo: 1\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n{EDITS}",
+     "foo: not a CDI spec field (the engines refuse the whole file)"),
+    ("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n",
+     "devices[1].containerEdits: expected device nodes, mounts, env or hooks (the engines refuse a device without any)"),
+], ids=["version", "version-number", "unknown-field", "no-edits"])
+def test_specs_the_engines_refuse_are_problems(tmp_path, text, expected):
+    assert only_problem(tmp_path, text) == expected
+
+
+def test_a_yml_file_is_ignored_as_the_engines_ignore_it(tmp_path):
+    write(tmp_path / "etc", "nvidia.yml", NVIDIA_CTK_SPEC)
+    assert cdi.read_specs([tmp_path / "etc"]) == cdi.CdiSpecs()
+
+
+def test_the_same_device_in_two_files_of_one_directory_is_offered_by_neither(tmp_path):
+    write(tmp_path / "etc", "a.yaml", NVIDIA_CTK_SPEC)
+    write(tmp_path / "etc", "b.yaml", f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '1'\n{EDITS}")
+    specs = cdi.read_specs([tmp_path / "etc"])
+    assert "1" not in specs.of_kind() and "0" in specs.of_kind()
+    assert specs.problems == (f"{tmp_path / 'etc' / 'b.yaml'}: nvidia.com/gpu=1 is also declared in "
+                              f"{tmp_path / 'etc' / 'a.yaml'}: the engines offer neither; keep one",)
+
+
+def test_an_unquoted_number_is_a_name_as_the_engines_read_it(tmp_path):
+    assert list(gpus(tmp_path, f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: 7\n{EDITS}")) == ["7"]
+
+
+def test_a_name_of_thousands_of_digits_is_no_gpu_index_and_crashes_nothing(tmp_path):
+    devices = gpus(tmp_path, f"cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: '0'\n{EDITS}"
+                             f"- name: '{'1' * 5000}'\n{EDITS}")
+    assert cdi.device_names(devices, count=1) == ("nvidia.com/gpu=0",)
+    assert cdi.device_names(devices, count=-1) == ("nvidia.com/gpu=0",)
+
+
+def test_a_billion_laughs_spec_is_described_by_type_not_expanded(tmp_path):
+    """Ten levels of ten aliases each: 10**10 strings if anything expanded them (str() of the value
+    would); the reader answers by the value's type, at once."""
+    levels = "".join(f"- &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]\n" for n in range(1, 11))
+    text = (f"cdiVersion: 0.5.0\nannotations:\n  x:\n  - &l0 laugh\n" + "".join("  " + line for line in
+            levels.splitlines(keepends=True)) + f"kind: *l10\ndevices:\n- name: '0'\n{EDITS}")
+    assert only_problem(tmp_path, text) == "kind: expected vendor/class such as 'nvidia.com/gpu', got a list"
+    named = text.replace("kind: *l10", "kind: nvidia.com/gpu").replace("- name: '0'", "- name: *l10")
+    assert only_problem(tmp_path / "n", named) == (
+        "devices[1].name: expected a name of letters, digits, '_', '.', ':' or '-', got a list")
