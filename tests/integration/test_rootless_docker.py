@@ -113,7 +113,7 @@ def test_a_uid_chosen_on_purpose_is_a_subordinate_uid_on_the_host(rootless_stand
                                                 docker_rootless.subordinate_start("gid") + 4241)
 
 
-def test_doctor_reports_the_rootless_docker_engine(tmp_path):
+def test_doctor_reports_the_rootless_docker_engine():
     cache = Path(tempfile.mkdtemp(prefix="cudaenv-rootless-doctor-"))
     os.chown(cache, *docker_rootless.user_ids())
     try:
