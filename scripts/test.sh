@@ -12,7 +12,10 @@
 #  5. Podman (Debian's 4.3, with runc), rootful and rootless: a test user with subordinate IDs
 #     (CUDAENV_TEST_ROOTLESS_USER, default cudaenv-rootless) whose own Podman the rootless tests
 #     drive through runuser; the stand-in base image copied into both Podman stores;
-#  6. pytest. The local registry is started and stopped by the suite's fixtures.
+#  6. rootless Docker: the same user's own dockerd under rootlesskit (Debian's rootlesskit and
+#     docker.io's dockerd-rootless.sh), started detached and left running like dockerd, with the
+#     stand-in in its store;
+#  7. pytest. The local registry is started and stopped by the suite's fixtures.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -297,6 +300,79 @@ ensure_podman() {
     say "Podman $(podman version --format '{{.Client.Version}}'): rootful runtime $(podman info --format '{{.Host.OCIRuntime.Name}}'), rootless storage $(as_rootless podman info --format '{{.Store.GraphDriverName}}')"
 }
 
+# Rootless Docker: the rootless test user's own dockerd, started by Docker's dockerd-rootless.sh
+# under rootlesskit, fully detached (own session, no stdin, output to a log) and left running like
+# root's dockerd; a second run reuses it. Its socket, data and rootlesskit state live under the
+# user's ~/.cache/cudaenv/docker-rootless (XDG_RUNTIME_DIR points there, so rootless Podman, which
+# would take /run/user/UID, is not disturbed). /dev/net/tun is denied on many CI machines, where
+# rootlesskit's own networks (slirp4netns, vpnkit) cannot start: the daemon stays in the host's
+# network namespace (--net=host), where its user may make no bridge and no iptables rules
+# (--bridge=none --iptables=false); its containers get a loopback only, or the host's network with
+# --network host. Stop it with: kill "$(cat ~cudaenv-rootless/.cache/cudaenv/docker-rootless/launcher.pid)".
+ROOTLESS_DOCKER_STATE=
+rootless_docker_answers() {
+    docker --host "unix://$ROOTLESS_DOCKER_STATE/run/docker.sock" info --format '{{json .SecurityOptions}}' 2>/dev/null \
+        | grep -q 'name=rootless'
+}
+ensure_rootless_docker() {
+    is_root || { say "not root: the rootless Docker daemon cannot be started for $ROOTLESS_USER; its tests fail under CI"; return; }
+    command -v rootlesskit >/dev/null || apt_install rootlesskit
+    local script home run pidfile
+    script=$(command -v dockerd-rootless.sh || echo /usr/share/docker.io/contrib/dockerd-rootless.sh)
+    if [ ! -x "$script" ]; then
+        say "no dockerd-rootless.sh (Debian's docker.io has it in /usr/share/docker.io/contrib, docker-ce in docker-ce-rootless-extras): skipping the rootless Docker set-up"
+        return
+    fi
+    home=$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)
+    ROOTLESS_DOCKER_STATE=$home/.cache/cudaenv/docker-rootless
+    run=$ROOTLESS_DOCKER_STATE/run
+    pidfile=$ROOTLESS_DOCKER_STATE/launcher.pid
+    export CUDAENV_TEST_ROOTLESS_DOCKER_HOST="unix://$run/docker.sock"
+    if rootless_docker_answers; then
+        say "rootless Docker of $ROOTLESS_USER reachable at $CUDAENV_TEST_ROOTLESS_DOCKER_HOST"
+    else
+        if ! { [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }; then
+            # nothing of ours runs: whatever a dead daemon left in its runtime directory goes
+            rm -rf "$run"
+            as_rootless mkdir -p "$run" "$ROOTLESS_DOCKER_STATE/data"
+            chmod 700 "$run"
+            say "starting rootless dockerd for $ROOTLESS_USER (log: $LOGS/dockerd-rootless.log)"
+            # the subshell execs setsid, which execs runuser: the recorded pid is runuser's, and
+            # runuser passes a SIGTERM on to rootlesskit, which takes dockerd down with it
+            (cd / && exec setsid runuser -u "$ROOTLESS_USER" -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+                HOME="$home" LANG=C.UTF-8 XDG_RUNTIME_DIR="$run" DOCKERD_ROOTLESS_ROOTLESSKIT_NET=host \
+                DOCKERD_ROOTLESS_ROOTLESSKIT_PORT_DRIVER=none "$script" --data-root="$ROOTLESS_DOCKER_STATE/data" \
+                --iptables=false --bridge=none) >"$LOGS/dockerd-rootless.log" 2>&1 </dev/null &
+            echo $! >"$pidfile"
+        fi
+        local _
+        for _ in $(seq 1 60); do
+            rootless_docker_answers && break
+            kill -0 "$(cat "$pidfile")" 2>/dev/null || break  # it gave up (no user namespaces here?)
+            sleep 1
+        done
+        if ! rootless_docker_answers; then
+            # like the arm64 set-up: a machine (or container) that cannot run it is noted, not fatal;
+            # the rootless Docker tests then fail under CI=true and skip elsewhere
+            tail -5 "$LOGS/dockerd-rootless.log" >&2
+            say "the rootless dockerd did not come up (log: $LOGS/dockerd-rootless.log): skipping the rootless Docker set-up"
+            return
+        fi
+        say "rootless dockerd is up"
+    fi
+    if ! docker --host "$CUDAENV_TEST_ROOTLESS_DOCKER_HOST" image inspect "$STANDIN_IMAGE" >/dev/null 2>&1; then
+        say "copying $STANDIN_IMAGE into $ROOTLESS_USER's rootless Docker store"
+        local container
+        container=$(docker create "$STANDIN_IMAGE")
+        docker export "$container" | docker --host "$CUDAENV_TEST_ROOTLESS_DOCKER_HOST" import \
+            --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+            --change 'ENV LANG=C.UTF-8' --change 'CMD ["/bin/bash"]' \
+            --message "cudaenv test stand-in $STANDIN_IMAGE" - "$STANDIN_IMAGE" >/dev/null \
+            || { docker rm -f "$container" >/dev/null; die "could not copy $STANDIN_IMAGE into the rootless Docker store"; }
+        docker rm -f "$container" >/dev/null
+    fi
+}
+
 main() {
     local started=$SECONDS
     ensure_venv
@@ -304,6 +380,7 @@ main() {
     ensure_docker
     ensure_standin_image
     ensure_podman
+    ensure_rootless_docker
     ensure_bionic_standin
     ensure_binfmt
     ensure_arm64_standin

@@ -5,6 +5,9 @@
   never hide tests that did not run.
 * ``@pytest.mark.podman`` tests need Podman (root's, and a rootless user's driven through runuser:
   ``tests/support/podman_env.py``); like Docker, a missing Podman is a failure with ``CI=true``.
+* ``@pytest.mark.docker_rootless`` tests need the rootless test user's own dockerd (rootlesskit),
+  which scripts/test.sh starts (``tests/support/docker_rootless.py``); like Docker, missing it is
+  a failure with ``CI=true``.
 * ``@pytest.mark.e2e`` tests download real frameworks; they run only when asked (``-m e2e``).
 * ``@pytest.mark.slurm`` tests submit jobs to a real one-node Slurm cluster (Debian's slurm-wlm and
   munge, tests/support/slurm_cluster.py) that the ``slurm_cluster`` fixture starts detached and
@@ -58,6 +61,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     _require_slurm(items)
     _require_podman(items)
+    _require_rootless_docker(items)
     if not any("docker" in item.keywords for item in items):
         return
     reason = docker_unreachable_reason()
@@ -114,6 +118,22 @@ def _require_podman(items: list[pytest.Item]) -> None:
         if in_ci():
             pytest.exit(f"CI=true and {item.nodeid} needs Podman, but {reason}. Run scripts/test.sh.", returncode=3)
         item.add_marker(pytest.mark.skip(reason=f"Podman unavailable: {reason}"))
+
+
+def _require_rootless_docker(items: list[pytest.Item]) -> None:
+    wanted = [item for item in items if "docker_rootless" in item.keywords]
+    if not wanted:
+        return
+    from tests.support.docker_rootless import unusable_reason
+
+    reason = unusable_reason()
+    if reason is None:
+        return
+    if in_ci():
+        pytest.exit(f"CI=true and {len(wanted)} selected tests need rootless Docker, but {reason}. Run scripts/test.sh.",
+                    returncode=3)
+    for item in wanted:
+        item.add_marker(pytest.mark.skip(reason=f"rootless Docker unavailable: {reason}"))
 
 
 ENGINE_KINDS = [pytest.param("docker", marks=pytest.mark.docker),

@@ -179,6 +179,13 @@ def container_info(attrs: dict) -> ContainerInfo:
     )
 
 
+def daemon_is_rootless(info: Mapping) -> bool:
+    """Whether a Docker daemon's ``/info`` says it runs rootless (``name=rootless`` among its
+    security options): its containers' root is the daemon's user on the host."""
+    options = info.get("SecurityOptions") or []
+    return any(isinstance(o, str) and "name=rootless" in o.split(",") for o in options)
+
+
 class DockerEngine(Engine):
     name = "docker"
 
@@ -436,8 +443,7 @@ class DockerEngine(Engine):
 
     def _rootless(self) -> bool:
         """Whether this daemon runs rootless (``name=rootless`` among its security options)."""
-        options = self._daemon_facts().get("SecurityOptions") or []
-        return any(isinstance(o, str) and "name=rootless" in o.split(",") for o in options)
+        return daemon_is_rootless(self._daemon_facts())
 
     def _with_rootless_user(self, spec: ContainerSpec) -> ContainerSpec:
         """Under rootless Docker the container's root is the daemon's user on the host and every

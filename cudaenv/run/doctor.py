@@ -98,7 +98,7 @@ def _driver_checks(matrix: Matrix, info: HostInfo) -> list[Check]:
 
 
 def _docker_checks() -> tuple[list[Check], dict | None]:
-    from cudaenv.engine.docker_engine import connect
+    from cudaenv.engine.docker_engine import connect, daemon_is_rootless
 
     try:
         client = connect()
@@ -111,7 +111,9 @@ def _docker_checks() -> tuple[list[Check], dict | None]:
     except Exception as exc:  # EngineError carries the fix; anything else is reported as is
         return [Check("Docker engine", False, str(exc).split(": ", 1)[-1][:200],
                       "start the Docker daemon (`sudo systemctl start docker`) or set DOCKER_HOST")], None
-    return [Check("Docker engine", True, f"Docker {version.get('Version')} (API {version.get('ApiVersion')})")], info
+    rootless = (", rootless: your containers run as their root, which is the daemon's user on the host, so "
+                "files written in /workspace belong to that user") if daemon_is_rootless(info) else ""
+    return [Check("Docker engine", True, f"Docker {version.get('Version')} (API {version.get('ApiVersion')}){rootless}")], info
 
 
 def _runtime_check(docker_info: dict | None) -> Check:

@@ -15,9 +15,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def command_line(python: str = sys.executable) -> tuple[str, ...]:
+    """The command itself, with ``python`` (another user's process may need an interpreter of its own)."""
+    return (python, "-m", "cudaenv")
+
+
 # The command itself, for the few tests that keep a process running (signals, a terminal) and so
 # start it with Popen or tmux instead of ``cudaenv()``.
-CUDAENV = (sys.executable, "-m", "cudaenv")
+CUDAENV = command_line()
 # The environment a declared target host comes from (``cudaenv.hosts.target``): a developer's or
 # CI's own setting must not decide what a test of another host sees.
 TARGET_OVERRIDES = ("CUDAENV_DRIVER_VERSION", "CUDAENV_GPUS")
