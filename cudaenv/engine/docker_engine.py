@@ -198,6 +198,10 @@ class DockerEngine(Engine):
         from cudaenv.engine.builders import build_with_cli, build_with_sdk
 
         _ = self.client  # fail early, with the engine's own message, if the daemon is unreachable
+        if request.network is None and not self._has_bridge():
+            from dataclasses import replace
+
+            request = replace(request, network="host")  # RUN steps would fail: "network bridge not found"
         builder = None if classic else find_cli_builder()
         if builder is not None:
             return build_with_cli(builder, request, on_output)
@@ -440,6 +444,18 @@ class DockerEngine(Engine):
 
         dirs = cdi.daemon_cdi_dirs(self._daemon_facts())
         return "cdi" if dirs and cdi.read_specs(dirs).of_kind() else "legacy"
+
+    def _has_bridge(self) -> bool:
+        """Whether the daemon has its default bridge network. A daemon started with ``--bridge=none``
+        (rootless Docker where user-mode networking is denied) has none, and a build's RUN steps then
+        fail unless they use the host's network."""
+        from cudaenv.engine import api
+
+        try:
+            status, _answer = api.get("/networks/bridge")
+        except (api.Unavailable, OSError):
+            return True  # cannot tell (TLS, ssh://): the default, as before
+        return status != 404
 
     def _rootless(self) -> bool:
         """Whether this daemon runs rootless (``name=rootless`` among its security options)."""

@@ -129,3 +129,31 @@ def test_doctor_reports_the_rootless_docker_engine():
     assert docker["ok"] and docker["detail"].startswith("Docker ") and ", rootless: " in docker["detail"]
     assert payload["host"]["docker_host"] == docker_rootless.docker_host()
     assert proc.returncode == (0 if payload["ok"] else 1)
+
+
+# Run by the rootless user: a build with a RUN step on a daemon without a bridge network.
+BUILDS = """
+import sys, tempfile
+from pathlib import Path
+
+from cudaenv.engine import get_engine
+from cudaenv.engine.values import BuildRequest, ContainerSpec
+
+context = Path(tempfile.mkdtemp())
+(context / "Dockerfile").write_text(f"FROM {sys.argv[1]}\\nRUN echo built > /built.txt\\n")
+engine = get_engine()
+tag = "cudaenv-test/rootless-build:1"
+result = engine.build(BuildRequest(context=context, tags=(tag,)))
+ran = engine.run(ContainerSpec(image=tag, command=("cat", "/built.txt"), env={"NVIDIA_VISIBLE_DEVICES": "void"}),
+                 timeout=120)
+print(ran.output.strip())
+engine.remove_image(tag, force=True)
+"""
+
+
+def test_a_build_runs_its_steps_on_a_rootless_daemon_without_a_bridge(rootless_standin):
+    """This daemon runs with --bridge=none (user-mode networking is denied here): RUN steps need the
+    host's network, which the engine then asks for, instead of failing "network bridge not found"."""
+    proc = docker_rootless.cudaenv_as_user(rootless_standin, python=BUILDS)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[-1] == "built"
