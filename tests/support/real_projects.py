@@ -140,7 +140,9 @@ def run_init(name: str, host: str, workdir: Path, env: dict) -> Outcome:
     first = lines[0] if lines else next((line for line in proc.stdout.splitlines() if line.strip()), "")
     lock_path = project / "cudaenv.lock"
     if proc.returncode == 0 and lock_path.is_file():
-        lock = tomllib.loads(lock_path.read_text(encoding="utf-8"))
+        from tests.support.lockfile import lock_view
+
+        lock = lock_view(lock_path)  # through cudaenv's own reader, whatever the lock format's layout
         ok, error = _installable(lock, env, project)
         return Outcome(name, host, 0, first, lock.get("stack"), tuple(lock["requirements"]["pinned"]), ok, error,
                        seconds, output)
