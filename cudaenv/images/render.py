@@ -191,7 +191,8 @@ _UBUNTU_TAG = re.compile(r"nvidia/cuda:[^:/]*-ubuntu(?P<release>\d\d\.\d\d)")
 def build_os_image(base_image: str) -> str:
     """The image a cross build's build-machine stages start FROM (registry-less): the same OS release
     as the stack's base image, for the build machine's CPU. An nvidia/cuda tag is built FROM
-    ``ubuntu:<release>`` (NVIDIA's Dockerfiles), a multi-platform image of a few dozen MB, where the
+    ``ubuntu:<release>`` (gitlab.com/nvidia/container-images/cuda, dist/<version>/ubuntu2204/base/
+    Dockerfile: ``FROM ubuntu:22.04``), a multi-platform image of a few dozen MB, where the
     amd64 half of the CUDA image itself would be GBs that only apt and uv run in; a python:X.Y-slim
     base is multi-platform and small, so it serves itself."""
     match = _UBUNTU_TAG.fullmatch(base_image)
