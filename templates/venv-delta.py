@@ -88,8 +88,9 @@ def after(arch):
     wrong = []
     for path in changed:
         parts = path.split(os.sep)
-        if parts[-1] == "WHEEL" and parts[-2].endswith(".dist-info") and not platform_fits(os.path.join(VENV, path), arch):
-            wrong.append(parts[-2])
+        if parts[-1] == "WHEEL" and parts[-2].endswith(".dist-info"):
+            if not platform_fits(os.path.join(VENV, path), arch):
+                wrong.append(parts[-2])
     if wrong:
         raise SystemExit("cudaenv-venv-delta: {} built or chosen for {}, not for {}: a package that compiles "
                          "must be built in the image (list it in [build] build_from_source)".format(
