@@ -86,7 +86,7 @@ def main() -> None:
             LocalRegistry.start(Path(tmp) / "registry-arm64") as emulated:
         root = Path(tmp)
         x86 = StandinRegistry(engine, native, STANDIN)
-        arm = Arm64Standins(engine, emulated, STANDIN_ARM64, Path(wheel), root / "uv-arm64")
+        arm = Arm64Standins(engine, emulated, STANDIN_ARM64, Path(wheel), root / "uv-arm64", native_image=STANDIN)
         (root / "uv-arm64").mkdir()
         x86.provide_uv(), x86.provide("python:3.11-slim"), arm.provide_uv(), arm.provide("python:3.11-slim")
         index, stop = serve_index(root / "index")

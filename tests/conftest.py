@@ -224,11 +224,14 @@ def bionic_standin(engine) -> str:
 def arm64_standins(engine, tmp_path_factory):
     """A registry of its own serving the arm64 stand-ins under upstream names (python:3.11-slim, the
     uv image), for builds of aarch64 stacks here: scripts/test.sh makes the stand-in, fetches uv's
-    aarch64 wheel and registers qemu-aarch64 with binfmt_misc; anything missing fails under CI."""
+    aarch64 wheel and registers qemu-aarch64 with binfmt_misc; anything missing fails under CI. Each
+    name is multi-platform, as upstream's are: its amd64 half (the x86_64 stand-in, this machine's
+    uv) is what a cross build's stages for the build machine ($BUILDPLATFORM) start from."""
     from cudaenv.run.doctor import emulation_check
     from tests.support.standins import Arm64Standins
 
     _standin(engine, STANDIN_ARM64)
+    _standin(engine, STANDIN_IMAGE)  # the same names' amd64 half: upstream's images are multi-platform
     wheel = os.environ.get("CUDAENV_TEST_UV_AARCH64", "")
     problems = [] if wheel and Path(wheel).is_file() else ["uv's aarch64 wheel (CUDAENV_TEST_UV_AARCH64)"]
     if "F flag)" not in emulation_check().detail and "native" not in emulation_check().detail:
@@ -239,7 +242,8 @@ def arm64_standins(engine, tmp_path_factory):
             pytest.fail(message)
         pytest.skip(message)
     with LocalRegistry.start(tmp_path_factory.mktemp("arm64-registry")) as reg:
-        served = Arm64Standins(engine, reg, STANDIN_ARM64, Path(wheel), tmp_path_factory.mktemp("arm64-uv"))
+        served = Arm64Standins(engine, reg, STANDIN_ARM64, Path(wheel), tmp_path_factory.mktemp("arm64-uv"),
+                               native_image=STANDIN_IMAGE)
         served.provide("python:3.11-slim")
         served.provide_uv()
         yield served

@@ -109,6 +109,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         buildkit=buildkit, lock_hash=lock_hash(lock_text), jupyter=project.run.jupyter,
         build_from_source=project.build.build_from_source, cuda_arch_list=_target_capabilities(matrix, project),
         find_links=lock.find_links, extra_index_urls=lock.extra_index_urls, own_code=lock.own_code,
+        platform=build_platform(stack),
     )
     if not buildkit and any("://" not in link for link in lock.find_links):
         raise UserError(f"{project.lock_path}: requirements.find_links: a folder in the project reaches the build "

@@ -52,11 +52,14 @@ def build_platform(stack) -> str | None:
     return None if machine_arch() == stack.arch else f"linux/{OCI_ARCH[stack.arch]}"
 
 def base_settings(stack: Stack, *, base_registry: str = "", ca_cert: bool = False, buildkit: bool = True,
-                  python_index: str = "https://pypi.org/simple", framework_index: str | None = None) -> BuildSettings:
+                  python_index: str = "https://pypi.org/simple", framework_index: str | None = None,
+                  platform: str | None = None) -> BuildSettings:
+    """``platform``: a cross build's (build_platform), for the render that is built; the canonical
+    render of content_hash leaves it out, so a base has one identity on every build machine."""
     return BuildSettings(
         project=BASE_REPOSITORY, base_registry=base_registry, python_index=python_index,
         framework_index=framework_index if framework_index is not None else (stack.index_urls[0] if stack.index_urls else None),
-        ca_cert=ca_cert, buildkit=buildkit,
+        ca_cert=ca_cert, buildkit=buildkit, platform=platform,
     )
 
 
@@ -222,7 +225,8 @@ def plan_items(matrix: Matrix, stacks: list[Stack], registry: str, *, base_regis
         if digest in seen:
             continue
         seen.add(digest)
-        settings = base_settings(stack, base_registry=base_registry, ca_cert=ca_cert, buildkit=buildkit)
+        settings = base_settings(stack, base_registry=base_registry, ca_cert=ca_cert, buildkit=buildkit,
+                                 platform=build_platform(stack))
         items.append(PublishItem(host_independent(stack), repository, readable_tags(stack) + (hash_tag(digest),), digest,
                                  render_base(matrix, stack, settings)))
     return items

@@ -23,7 +23,7 @@ from cudaenv import __version__
 from cudaenv.core.references import with_registry
 from cudaenv.core.resources import templates_dir
 from cudaenv.resolver import driver as drv
-from cudaenv.resolver.model import Stack
+from cudaenv.resolver.model import OCI_ARCH, Stack
 
 UV_IMAGE = "ghcr.io/astral-sh/uv"
 DEFAULT_IGNORES = (".git", ".venv", "venv", "**/__pycache__", "**/*.pyc", ".pytest_cache", ".mypy_cache",
@@ -136,6 +136,10 @@ class BuildSettings:
     find_links: tuple[str, ...] = ()
     extra_index_urls: tuple[str, ...] = ()
     own_code: tuple[str, ...] = ()
+    # the OCI platform the image is for when the build machine is another ("linux/arm64" on x86_64:
+    # cudaenv.images.publish.build_platform); None for a native build. Not part of what an image holds
+    # (a stack base's content hash is of the native render): it decides where its steps run
+    platform: str | None = None
 
 
 LOCAL_LINKS = "/tmp/cudaenv-find-links"  # where a project's local --find-links folders are mounted
@@ -170,6 +174,68 @@ def _build_env(stack: Stack, settings: BuildSettings) -> list[tuple[str, str]]:
     if archs:
         env.append(("TORCH_CUDA_ARCH_LIST", ";".join(sorted(set(archs), key=lambda c: tuple(map(int, c.split(".")))))))
     return env
+
+
+_CROSS_PLATFORMS = {f"linux/{oci}": arch for arch, oci in OCI_ARCH.items()}  # "linux/arm64" -> "aarch64"
+
+
+def venv_delta_b64() -> str:
+    import base64
+
+    return base64.b64encode((templates_dir() / "venv-delta.py").read_bytes()).decode()
+
+
+_UBUNTU_TAG = re.compile(r"nvidia/cuda:[^:/]*-ubuntu(?P<release>\d\d\.\d\d)")
+
+
+def build_os_image(base_image: str) -> str:
+    """The image a cross build's build-machine stages start FROM (registry-less): the same OS release
+    as the stack's base image, for the build machine's CPU. An nvidia/cuda tag is built FROM
+    ``ubuntu:<release>`` (gitlab.com/nvidia/container-images/cuda, dist/<version>/ubuntu2204/base/
+    Dockerfile: ``FROM ubuntu:22.04``), a multi-platform image of a few dozen MB, where the
+    amd64 half of the CUDA image itself would be GBs that only apt and uv run in; a python:X.Y-slim
+    base is multi-platform and small, so it serves itself."""
+    match = _UBUNTU_TAG.fullmatch(base_image)
+    return f"ubuntu:{match['release']}" if match else base_image
+
+
+def cross_build(stack: Stack, settings: BuildSettings) -> dict | None:
+    """A cross build's plan (templates/layers/cross.j2), or None for a native one.
+
+    An image for another CPU than the build machine's runs its RUN steps under emulation (qemu
+    through binfmt_misc), several times slower than natively. Fetching, resolving and unpacking
+    does not need the target's CPU, so those steps move to stages FROM the same images for
+    $BUILDPLATFORM: apt resolves and downloads the target's packages there, and uv installs the
+    target's wheels (``--python-platform``) and compiles their bytecode there; the image only
+    installs the .debs and takes the files. Needs BuildKit (``$BUILDPLATFORM``, bind mounts from
+    other stages): the classic builder emulates every step, as before.
+
+    The build machine's stages build from source only what the stack itself builds (pure-Python
+    sdists of frameworks' dependencies; a wheel for the wrong CPU fails the build there): the
+    packages of [build] build_from_source compile in the image, emulated, as they do natively.
+    """
+    if not settings.platform or not settings.buildkit:
+        return None
+    if _CROSS_PLATFORMS.get(settings.platform) != stack.arch:
+        raise ValueError(f"a build for {settings.platform!r} cannot make an image for a {stack.arch} stack")
+    from cudaenv.core.references import check_reference
+    from cudaenv.project.wheels import manylinux_platform, no_build_options, requirement_name, uv_python_version
+
+    compiled_here = {requirement_name(name) for name in settings.build_from_source}
+    return {
+        "os_image": check_reference(with_registry(build_os_image(stack.base_image), settings.base_registry),
+                                    "the cross build's OS image"),
+        "arch": stack.arch,  # a wheel's platform tag ends with it
+        "dpkg_arch": OCI_ARCH[stack.arch],  # Debian's architecture names are the OCI ones (amd64, arm64)
+        "python_platform": manylinux_platform(stack),  # as the lock pinned them
+        "python_version": uv_python_version(stack),
+        "pinned": [pin for pin in settings.pinned if requirement_name(pin) not in compiled_here],
+        # with packages left to compile in the image, the build machine installs exactly the other
+        # pins (the lock's closure), so nothing there resolves to the ones it may not build
+        "no_deps": bool(compiled_here),
+        "requirements_build": no_build_options(stack.source_builds),
+        "venv_delta_b64": venv_delta_b64(),
+    }
 
 
 def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tuple[int, ...] = ()) -> dict:
@@ -243,6 +309,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "stack_base_name": settings.stack_base_name,
         "base_registry": settings.base_registry,
         "jupyter": [f"jupyterlab=={JUPYTERLAB_VERSION}"] if settings.jupyter else [],
+        "cross": cross_build(stack, settings),
     }
 
 

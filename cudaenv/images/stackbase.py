@@ -96,7 +96,7 @@ class BasePlan:
         secrets = build_secrets(self.ca_cert, self.netrc, secrets_dir)
         return BuildRequest(context=context, tags=self.tags, dockerfile_text=self.dockerfile(), dockerignore_text="**\n",
                             labels={LABEL_CONTENT_HASH: self.content_hash}, secrets=secrets, no_cache=no_cache,
-                            pull=pull, network=network, platform=build_platform(self.stack))
+                            pull=pull, network=network, platform=self.settings.platform)
 
 
 def plan_base(matrix: Matrix, stack: Stack, settings: BuildSettings, *, ca_cert: Path | None = None,
@@ -109,7 +109,7 @@ def plan_base(matrix: Matrix, stack: Stack, settings: BuildSettings, *, ca_cert:
     base_settings = BuildSettings(
         project=BASE_REPOSITORY, base_registry=settings.base_registry, python_index=settings.python_index,
         framework_index=settings.framework_index, ca_cert=settings.ca_cert, netrc=settings.netrc,
-        buildkit=settings.buildkit)
+        buildkit=settings.buildkit, platform=settings.platform)
     tags = readable_local_tags(stack) + (local_reference(digest),)
     return BasePlan(base_stack, digest, tags, base_settings, forward_compat_branches(matrix, base_stack.cuda),
                     ca_cert, netrc)

@@ -18,6 +18,18 @@ from cudaenv.core.references import with_registry
 from cudaenv.images.render import UV_IMAGE, uv_version
 
 
+def _uv_tar() -> bytes:
+    """The virtualenv's own uv and uvx (this machine's platform) as a tar of an image's root."""
+    from uv import find_uv_bin
+
+    binary = Path(find_uv_bin())
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name in ("uv", "uvx"):
+            tar.add(str(binary.with_name(name)), arcname=name)
+    return archive.getvalue()
+
+
 class StandinRegistry:
     def __init__(self, engine, registry, standin_image: str, by_os: dict[str, str] | None = None) -> None:
         self.engine = engine
@@ -51,14 +63,7 @@ class StandinRegistry:
         target = with_registry(f"{UV_IMAGE}:{uv_version()}", self.host)
         if target in self._pushed:
             return target
-        from uv import find_uv_bin
-
-        binary = Path(find_uv_bin())
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            for name in ("uv", "uvx"):
-                tar.add(str(binary.with_name(name)), arcname=name)
-        subprocess.run(["docker", "import", "-", target], input=archive.getvalue(), check=True, capture_output=True)
+        subprocess.run(["docker", "import", "-", target], input=_uv_tar(), check=True, capture_output=True)
         self._push(target)
         return target
 
@@ -74,14 +79,62 @@ class StandinRegistry:
                         pass
 
 
+MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+MANIFEST_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+
+
+def put_index(registry_url: str, repository: str, tag: str, platforms: dict[str, str]) -> None:
+    """Write ``repository:tag`` as a multi-platform image (a Docker manifest list, as upstream's
+    python, nvidia/cuda and uv images are) over single-platform manifests already pushed to the same
+    repository: ``platforms`` maps an OCI architecture ("amd64") to the tag that holds it."""
+    import hashlib
+    import json
+    import urllib.request
+
+    entries = []
+    for arch, source in platforms.items():
+        request = urllib.request.Request(f"{registry_url}/v2/{repository}/manifests/{source}", headers={"Accept": MANIFEST})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+            media_type = response.headers.get("Content-Type", MANIFEST)
+        platform = {"architecture": arch, "os": "linux", **({"variant": "v8"} if arch == "arm64" else {})}
+        entries.append({"mediaType": media_type, "size": len(body),
+                        "digest": f"sha256:{hashlib.sha256(body).hexdigest()}", "platform": platform})
+    body = json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_LIST, "manifests": entries}).encode()
+    request = urllib.request.Request(f"{registry_url}/v2/{repository}/manifests/{tag}", data=body, method="PUT",
+                                     headers={"Content-Type": MANIFEST_LIST})
+    urllib.request.urlopen(request, timeout=30).close()
+
+
 class Arm64Standins(StandinRegistry):
     """The arm64 stand-ins (a debootstrapped arm64 bookworm + python3, uv's aarch64 binary) under
     upstream names in a registry of their own: an aarch64 stack's build asks for linux/arm64, and
-    BuildKit takes a single-platform arm64 image for it."""
+    BuildKit takes the arm64 image for it. With ``native_image`` (the x86_64 stand-in) each name is
+    a multi-platform image, amd64 and arm64, as upstream's are: a cross build's stages that run on
+    the build machine (``FROM --platform=$BUILDPLATFORM``) take its amd64 half."""
 
-    def __init__(self, engine, registry, standin_image: str, uv_wheel: Path, scratch: Path) -> None:
+    def __init__(self, engine, registry, standin_image: str, uv_wheel: Path, scratch: Path,
+                 native_image: str | None = None) -> None:
         super().__init__(engine, registry, standin_image)
-        self.uv_wheel, self.scratch = uv_wheel, scratch
+        self.uv_wheel, self.scratch, self.native_image = uv_wheel, scratch, native_image
+
+    def _as_index(self, target: str, native: str) -> None:
+        """``target`` (pushed: the arm64 image) becomes an index of it and the local image ``native``."""
+        repository, _, tag = target.rpartition(":")
+        arm64, amd64 = f"{repository}:{tag}--arm64", f"{repository}:{tag}--amd64"
+        self.engine.client.images.get(target).tag(*arm64.rsplit(":", 1))
+        self.engine.client.images.get(native).tag(*amd64.rsplit(":", 1))
+        self._push(arm64), self._push(amd64)
+        put_index(self.registry.url, repository.split("/", 1)[1], tag, {"arm64": f"{tag}--arm64", "amd64": f"{tag}--amd64"})
+
+    def provide(self, reference: str) -> str:
+        target = with_registry(reference, self.host)
+        if target in self._pushed:
+            return target
+        super().provide(reference)
+        if self.native_image:
+            self._as_index(target, self.native_image)
+        return target
 
     def provide_uv(self) -> str:
         import os
@@ -105,4 +158,8 @@ class Arm64Standins(StandinRegistry):
                 "--platform", "linux/arm64", "-t", target, str(self.scratch)]
         subprocess.run(argv, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "1"})
         self._push(target)
+        if self.native_image:
+            native = f"{target}--native"
+            subprocess.run(["docker", "import", "-", native], input=_uv_tar(), check=True, capture_output=True)
+            self._as_index(target, native)
         return target

@@ -78,6 +78,10 @@ TORCH = {"torch": "==2.6.0"}
 # a project that names torch's companions: they are installed with it (a torch-only project gets none)
 TORCH_AND_COMPANIONS = {"torch": "==2.6.0", "torchvision": "==0.21.0", "torchaudio": "==2.6.0"}
 
+GH200 = dict(driver="580.65.06", gpus=("NVIDIA GH200 480GB",))  # a Grace host: aarch64
+GH200_TORCH = {"torch": "==2.9.0"}
+ARM64 = "linux/arm64"  # build_platform of an aarch64 stack on an x86_64 machine
+
 CASES: dict[str, Case] = {
     # flavors
     "runtime-plain": Case(cuda="==12.4", flavor="runtime"),
@@ -118,6 +122,21 @@ CASES: dict[str, Case] = {
     "base-jax-0.4.13-find-links": Case(frameworks={"jax": "==0.4.13"}, python="3.10", form="base"),
     "torch-2.6-cuda-11.8-on-r470": Case(frameworks=TORCH, driver="470.82.01", flavor="runtime",
                                         settings=dict(pinned=("numpy==1.26.4",))),
+    # a Grace (aarch64) target: rendered natively (on an arm64 machine), and cross (on x86_64: the
+    # build machine's stages fetch and unpack, layers/cross.j2); the classic builder has no $BUILDPLATFORM
+    "gh200-native-wheels-torch": Case(frameworks=GH200_TORCH, python="3.12", **GH200,
+                                      settings=dict(pinned=("numpy==2.1.3",))),
+    "gh200-cross-wheels-torch-everything": Case(frameworks=GH200_TORCH, python="3.12", **GH200,
+                                                settings=dict(EVERYTHING, jupyter=True, platform=ARM64)),
+    "gh200-cross-standalone-wheels-torch": Case(frameworks=GH200_TORCH, python="3.12", **GH200, form="standalone",
+                                                settings=dict(pinned=("numpy==2.1.3",), platform=ARM64)),
+    "gh200-cross-base-runtime-everything": Case(cuda="==12.8", flavor="runtime", **GH200, form="base",
+                                                settings=dict(EVERYTHING, platform=ARM64)),
+    "gh200-cross-devel-torch-build-from-source": Case(frameworks=GH200_TORCH, python="3.12", flavor="devel", **GH200,
+                                                      settings=dict(pinned=("flash-attn==2.6.3", "ninja==1.11.1.1"),
+                                                                    build_from_source=("flash-attn",), platform=ARM64)),
+    "gh200-cross-classic-builder": Case(frameworks=GH200_TORCH, python="3.12", **GH200, form="standalone",
+                                        settings=dict(CLASSIC, platform=ARM64)),
 }
 
 
