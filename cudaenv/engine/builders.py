@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -99,10 +99,11 @@ def find_cli_builder() -> CliBuilder | None:
     return found
 
 
-def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, iidfile: Path) -> list[str]:
-    argv = [builder.cli]
-    argv += ["buildx", "build", "--load"] if builder.mode == "buildx" else ["build"]
-    argv += ["--progress=plain", "--iidfile", str(iidfile), "-f", str(dockerfile)]
+def request_flags(request: BuildRequest, *, pull: bool | None = None) -> list[str]:
+    """The build flags a BuildRequest means, spelled alike by `docker build` and `podman build`:
+    tags, build args, labels, secrets, --no-cache, --pull (``pull`` overrides the request's),
+    --target, --network and --platform."""
+    argv: list[str] = []
     for tag in request.tags:
         argv += ["-t", tag]
     for key, value in sorted(request.build_args.items()):
@@ -113,7 +114,7 @@ def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, i
         argv += ["--secret", f"id={secret_id},src={path}"]
     if request.no_cache:
         argv.append("--no-cache")
-    if request.pull:
+    if request.pull if pull is None else pull:
         argv.append("--pull")
     if request.target:
         argv += ["--target", request.target]
@@ -121,8 +122,14 @@ def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, i
         argv += ["--network", request.network]
     if request.platform:
         argv += ["--platform", request.platform]
-    argv.append(str(request.context))
     return argv
+
+
+def _cli_command(builder: CliBuilder, request: BuildRequest, dockerfile: Path, iidfile: Path) -> list[str]:
+    argv = [builder.cli]
+    argv += ["buildx", "build", "--load"] if builder.mode == "buildx" else ["build"]
+    argv += ["--progress=plain", "--iidfile", str(iidfile), "-f", str(dockerfile)]
+    return [*argv, *request_flags(request), str(request.context)]
 
 
 # "#7 [stage 3/5] RUN pip install ..." / "#7 ERROR: process ... exit code: 1"
@@ -148,15 +155,18 @@ def failing_step_from_buildkit_log(lines: Iterable[str]) -> tuple[str | None, st
     return headers.get(failed), "\n".join(per_step.get(failed, ()))
 
 
-def _stream(argv: list[str], env: dict[str, str], on_output: OutputCallback | None) -> tuple[int, list[str]]:
+def stream_lines(argv: list[str], env: Mapping[str, str] | None, on_output: OutputCallback | None, *,
+                 program: str) -> tuple[int, list[str]]:
+    """Run a build command, handing each output line to ``on_output`` as it comes; (exit code, lines).
+    Ctrl-C stops the command too. ``program`` names it in the error when it cannot be started."""
     lines: list[str] = []
     try:
         proc = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            text=True, errors="replace", env=env, bufsize=1,
+            text=True, errors="replace", env=None if env is None else dict(env), bufsize=1,
         )
     except OSError as exc:
-        raise EngineError(f"could not run the docker CLI {argv[0]!r}: {exc}") from exc
+        raise EngineError(f"could not run {program}: {exc}") from exc
     assert proc.stdout is not None
     try:
         for raw in proc.stdout:
@@ -212,7 +222,8 @@ def build_with_cli(builder: CliBuilder, request: BuildRequest, on_output: Output
         env["DOCKER_BUILDKIT"] = "1"
     with tempfile.TemporaryDirectory(prefix="cudaenv-build-") as tmp, _DockerfileOnDisk(request) as dockerfile:
         iidfile = Path(tmp) / "iid"
-        rc, lines = _stream(_cli_command(builder, request, dockerfile, iidfile), env, on_output)
+        rc, lines = stream_lines(_cli_command(builder, request, dockerfile, iidfile), env, on_output,
+                                 program=f"the docker CLI {builder.cli!r}")
         if rc != 0:
             step, tail = failing_step_from_buildkit_log(lines)
             if not tail:

@@ -218,29 +218,14 @@ def build_argv(request: BuildRequest, dockerfile: str, iidfile: str, ignorefile:
                pinned: Mapping[str, tuple[int, int]] | None = None, *, pull: bool | None = None) -> list[str]:
     """The ``podman build`` arguments (buildah: cache mounts and ``--secret`` as BuildKit has them)."""
     # --format docker: the OCI format drops SHELL (the templates' bash -o pipefail) and HEALTHCHECK
-    argv = ["build", "--format", "docker", "--layers", "--iidfile", iidfile, "-f", dockerfile]
-    for tag in request.tags:
-        argv += ["-t", tag]
-    for key, value in sorted(request.build_args.items()):
-        argv += ["--build-arg", f"{key}={value}"]
-    for key, value in sorted(request.labels.items()):
-        argv += ["--label", f"{key}={value}"]
-    for secret_id, path in sorted(request.secrets.items()):
-        argv += ["--secret", f"id={secret_id},src={path}"]
+    from cudaenv.engine.builders import request_flags
+
+    argv = ["build", "--format", "docker", "--layers", "--iidfile", iidfile, "-f", dockerfile,
+            *request_flags(request, pull=pull)]
     if ignorefile:
         argv += ["--ignorefile", ignorefile]
     for name, (soft, hard) in sorted((pinned or {}).items()):
         argv += ["--ulimit", f"{name}={soft}:{hard}"]
-    if request.no_cache:
-        argv.append("--no-cache")
-    if request.pull if pull is None else pull:
-        argv.append("--pull")
-    if request.target:
-        argv += ["--target", request.target]
-    if request.network:
-        argv += ["--network", request.network]
-    if request.platform:
-        argv += ["--platform", request.platform]
     argv.append(str(request.context))
     return argv
 
@@ -454,7 +439,10 @@ class PodmanEngine(Engine):
                 request = replace(request, network=network_for(self.rootless))
             argv = build_argv(request, str(dockerfile), iidfile, ignorefile, pinned,
                               pull=request.pull and not local)
-            rc, lines = self._stream([*self.argv0, *argv], on_output, env=self._build_env())
+            from cudaenv.engine.builders import stream_lines
+
+            rc, lines = stream_lines([*self.argv0, *argv], self._build_env(), on_output,
+                                     program=f"podman ({self.argv0[0]})")
             if rc != 0:
                 step, tail = failing_step(lines)
                 error = next((line for line in reversed(lines) if line.startswith("Error:")), f"podman exit {rc}")
@@ -488,27 +476,6 @@ class PodmanEngine(Engine):
         directory = os.path.join(root(), "podman-tmp")
         os.makedirs(directory, mode=0o700, exist_ok=True)
         return {**os.environ, "TMPDIR": directory}
-
-    def _stream(self, argv: list[str], on_output: OutputCallback | None,
-                env: Mapping[str, str] | None = None) -> tuple[int, list[str]]:
-        lines: list[str] = []
-        try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    text=True, errors="replace", bufsize=1, env=None if env is None else dict(env))
-        except OSError as exc:
-            raise EngineError(f"could not run podman ({argv[0]}): {exc}") from exc
-        assert proc.stdout is not None
-        try:
-            for raw in proc.stdout:
-                line = raw.rstrip("\n")
-                lines.append(line)
-                if on_output is not None:
-                    on_output(line)
-        except BaseException:
-            proc.terminate()
-            proc.wait(timeout=30)
-            raise
-        return proc.wait(), lines
 
     # --- images ---------------------------------------------------------------------------------
 
