@@ -33,13 +33,7 @@ BASE = "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
 STANDIN = os.environ.get("CUDAENV_STANDIN_IMAGE", "cudaenv-standin/bookworm-python:1")
 REGISTRY = "127.0.0.1:5999"  # never contacted: the bases are in Podman's store under these names
 
-
-def timed(command: list[str], env: dict | None = None, cwd: str | None = None) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
-    return time.perf_counter() - start
+from bench.run_bench import timed  # noqa: E402 (the same timing as the Docker run bench)
 
 
 def main() -> None:

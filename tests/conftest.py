@@ -91,16 +91,22 @@ def slurm_unavailable_reason() -> str | None:
     return None
 
 
-def _require_slurm(items: list[pytest.Item]) -> None:
-    wanted = [item for item in items if "slurm" in item.keywords]
-    reason = slurm_unavailable_reason() if wanted else None
+def _require(items: list[pytest.Item], marker: str, what: str, unavailable_reason) -> None:
+    """Tests marked ``marker`` need ``what``: with CI=true its absence stops the run, elsewhere they skip.
+    ``unavailable_reason`` is asked only when such a test is selected."""
+    wanted = [item for item in items if marker in item.keywords]
+    reason = unavailable_reason() if wanted else None
     if reason is None:
         return
     if in_ci():
-        pytest.exit(f"CI=true and {len(wanted)} selected tests need Slurm, but {reason}. Run scripts/test.sh.",
+        pytest.exit(f"CI=true and {len(wanted)} selected tests need {what}, but {reason}. Run scripts/test.sh.",
                     returncode=3)
     for item in wanted:
-        item.add_marker(pytest.mark.skip(reason=f"Slurm unavailable: {reason}"))
+        item.add_marker(pytest.mark.skip(reason=f"{what} unavailable: {reason}"))
+
+
+def _require_slurm(items: list[pytest.Item]) -> None:
+    _require(items, "slurm", "Slurm", slurm_unavailable_reason)
 
 
 def _require_podman(items: list[pytest.Item]) -> None:
@@ -121,19 +127,12 @@ def _require_podman(items: list[pytest.Item]) -> None:
 
 
 def _require_rootless_docker(items: list[pytest.Item]) -> None:
-    wanted = [item for item in items if "docker_rootless" in item.keywords]
-    if not wanted:
-        return
-    from tests.support.docker_rootless import unusable_reason
+    def reason() -> str | None:
+        from tests.support.docker_rootless import unusable_reason
 
-    reason = unusable_reason()
-    if reason is None:
-        return
-    if in_ci():
-        pytest.exit(f"CI=true and {len(wanted)} selected tests need rootless Docker, but {reason}. Run scripts/test.sh.",
-                    returncode=3)
-    for item in wanted:
-        item.add_marker(pytest.mark.skip(reason=f"rootless Docker unavailable: {reason}"))
+        return unusable_reason()
+
+    _require(items, "docker_rootless", "rootless Docker", reason)
 
 
 ENGINE_KINDS = [pytest.param("docker", marks=pytest.mark.docker),

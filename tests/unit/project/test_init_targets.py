@@ -15,6 +15,7 @@ from cudaenv.project.init import add_target, target_table
 from cudaenv.resolver.model import Host
 from tests.support.cli import cudaenv as run_cli, isolated_env
 from tests.unit.resolver.helpers import host
+from tests.support.targets import THREE_TARGET_TABLES
 
 ONE = """# my project: keep this comment
 [project]
@@ -151,20 +152,7 @@ def test_a_cpu_target_table_says_gpus_none_and_nothing_else():
 
 # --- resolve, per target ------------------------------------------------------------------------------
 
-THREE = """[frameworks]
-torch = ">=2.6"
-
-[targets.laptop]
-gpus = "none"
-
-[targets.a100]
-driver = "535.104.05"
-gpus = ["A100"]
-
-[targets.h100]
-driver = "580.65.06"
-gpus = ["H100"]
-"""
+THREE = THREE_TARGET_TABLES
 
 
 def test_resolve_json_of_several_targets_is_one_object_with_a_stack_per_target(tmp_path):

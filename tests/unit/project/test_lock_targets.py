@@ -19,24 +19,9 @@ from cudaenv.project.config import resolve_project
 from tests.support.cli import cudaenv as run_cli, isolated_env
 from tests.support.lockfile import lock_view
 from tests.unit.resolver.helpers import matrix
+from tests.support.targets import THREE_TARGETS
 
-THREE = """[project]
-name = "demo"
-
-[frameworks]
-torch = ">=2.6"
-
-[targets.laptop]
-gpus = "none"
-
-[targets.a100]
-driver = "535.104.05"
-gpus = ["A100"]
-
-[targets.h100]
-driver = "580.65.06"
-gpus = ["H100"]
-"""
+THREE = THREE_TARGETS
 PINS = ["filelock==3.16.1"]
 
 

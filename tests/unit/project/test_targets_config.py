@@ -11,24 +11,9 @@ import pytest
 from cudaenv.project.config import DEFAULT_TARGET, TargetConfig, load_project, parse_config
 from cudaenv.project.locate import ConfigError
 from tests.support.cli import cudaenv as run_cli, isolated_env
+from tests.support.targets import THREE_TARGETS
 
-THREE = """[project]
-name = "demo"
-
-[frameworks]
-torch = ">=2.6"
-
-[targets.laptop]
-gpus = "none"
-
-[targets.a100]
-driver = "535.104.05"
-gpus = ["A100"]
-
-[targets.h100]
-driver = "580.65.06"
-gpus = ["H100"]
-"""
+THREE = THREE_TARGETS
 
 
 def parsed(tmp_path: Path, text: str):
