@@ -15,7 +15,7 @@ from cudaenv.resolver.gpu import driver_supports_architecture
 from cudaenv.hosts.target import identify_gpu
 from cudaenv.versions import driver_branch
 
-CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))
+CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))  # cudaenv.hosts.cdi.SPEC_DIRS, as paths
 TOOLKIT_BINARIES = ("nvidia-container-runtime-hook", "nvidia-container-toolkit", "nvidia-ctk", "nvidia-container-cli")
 TOOLKIT_HELP = ("install the NVIDIA Container Toolkit "
                 "(https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html), "
@@ -116,7 +116,8 @@ def _docker_checks() -> tuple[list[Check], dict | None]:
     return [Check("Docker engine", True, f"Docker {version.get('Version')} (API {version.get('ApiVersion')}){rootless}")], info
 
 
-def _runtime_check(docker_info: dict | None) -> Check:
+def _runtime_check(docker_info: dict | None, specs=None) -> Check:
+    """``specs``: the CDI specs read once for the whole report (read here when not given)."""
     found = []
     runtimes = (docker_info or {}).get("Runtimes") or {}
     if "nvidia" in runtimes:
@@ -124,7 +125,8 @@ def _runtime_check(docker_info: dict | None) -> Check:
     found += [b for b in TOOLKIT_BINARIES if shutil.which(b)]
     from cudaenv.hosts import cdi
 
-    found += [f"CDI spec {spec}" for spec in sorted({d.spec for d in cdi.read_specs(CDI_DIRS).of_kind().values()})]
+    specs = cdi.read_specs(CDI_DIRS) if specs is None else specs
+    found += [f"CDI spec {spec}" for spec in sorted({d.spec for d in specs.of_kind().values()})]
     if found:
         return Check("NVIDIA container runtime", True, ", ".join(found))
     return Check("NVIDIA container runtime", False, "not configured: containers cannot be given GPUs", TOOLKIT_HELP)
@@ -139,15 +141,15 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def cdi_check(gpus, docker_info: dict | None, dirs=None) -> Check:
+def cdi_check(gpus, docker_info: dict | None, dirs=None, specs=None) -> Check:
     """The Container Device Interface, NVIDIA's recommended way to give containers GPUs: which
     specs offer which GPUs, whether they still match the driver's GPUs (a spec generated before a
     GPU or driver change names devices the host no longer has, and containers fail to start), and
     whether the Docker daemon injects them. ``gpus`` are the driver's GPUs (empty on a build-only
-    host, which needs no spec)."""
+    host, which needs no spec). ``specs``: the specs of ``dirs`` when the caller has read them."""
     from cudaenv.hosts import cdi
 
-    specs = cdi.read_specs(cdi.SPEC_DIRS if dirs is None else dirs)
+    specs = cdi.read_specs(cdi.SPEC_DIRS if dirs is None else dirs) if specs is None else specs
     where = " and ".join(str(d) for d in (cdi.SPEC_DIRS if dirs is None else dirs))
     name = "CDI specs"
     if specs.problems:
@@ -259,11 +261,14 @@ def run_checks(matrix: Matrix) -> tuple[list[Check], dict]:
         checks += docker_checks
     else:
         docker_info = None  # Podman: no daemon, no BuildKit; GPUs come through CDI (checked below)
-    runtime = _runtime_check(docker_info)
+    from cudaenv.hosts import cdi
+
+    specs = cdi.read_specs()  # once: the runtime line and the CDI line both report them
+    runtime = _runtime_check(docker_info, specs)
     if not runtime.ok and info.driver is None and declared_target():
         runtime = Check(runtime.name, True, "not configured; not needed here (a build-only host runs no GPU containers)")
     checks.append(runtime)
-    checks.append(cdi_check(info.gpus, docker_info))
+    checks.append(cdi_check(info.gpus, docker_info, specs=specs))
     reload_check = reload_safety_check(docker_info, info.gpus)
     if reload_check is not None:
         checks.append(reload_check)

@@ -128,3 +128,14 @@ def test_no_reload_warning_with_cdi_with_cgroupfs_or_without_gpus(info, gpus):
 def test_a_device_path_cannot_forge_a_line_of_the_report(tmp_path):
     check = cdi_check((H100,), None, dirs=[spec_dir(tmp_path, node='"/dev/x\\n✓ CDI specs: all good"')])
     assert "\n" not in check.detail and "/dev/x\\n✓ CDI specs: all good missing" in check.detail
+
+
+def test_doctor_reads_the_cdi_specs_once_for_its_whole_report(monkeypatch):
+    from cudaenv.matrix import load_matrix
+    from cudaenv.run import doctor
+
+    reads = []
+    real = cdi.read_specs
+    monkeypatch.setattr(cdi, "read_specs", lambda *a, **k: reads.append(a) or real(*a, **k))
+    doctor.run_checks(load_matrix())
+    assert len(reads) == 1
