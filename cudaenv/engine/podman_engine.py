@@ -126,11 +126,13 @@ def cdi_device_names(request: GpuRequest) -> list[str]:
     all ``nvidia.com/gpu=all``)."""
     if request.cdi_devices:
         return list(request.cdi_devices)
+    from cudaenv.hosts.cdi import request_names
+
     if request.device_ids:
-        return [f"nvidia.com/gpu={device}" for device in request.device_ids]
+        return list(request_names("ids", request.device_ids))
     if request.count is None or request.count < 0:
-        return ["nvidia.com/gpu=all"]
-    return [f"nvidia.com/gpu={index}" for index in range(request.count)]
+        return list(request_names("all", None))
+    return list(request_names("count", request.count))
 
 
 def network_for(rootless: bool, environ: Mapping[str, str] | None = None) -> str | None:
