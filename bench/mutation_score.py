@@ -69,7 +69,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "resolver": (
         ("cudaenv/resolver/driver.py", "cudaenv/resolver/gpu.py", "cudaenv/resolver/check.py",
          "cudaenv/resolver/images.py", "cudaenv/resolver/model.py", "cudaenv/resolver/resolve.py",
-         "cudaenv/resolver/plan.py"),
+         "cudaenv/resolver/plan.py", "cudaenv/resolver/cpu.py"),
         ("tests/unit/resolver", "tests/unit/test_placement.py", "tests/unit/cluster/test_node_verdicts.py",
          "tests/unit/cluster/test_node_arch_and_bad_lists.py", "tests/unit/render/test_source_builds.py",
          "tests/unit/project/test_tensorflow_gpu_package.py"),
@@ -93,7 +93,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_uv_invocation.py", "tests/unit/project/test_pin_clash_rules.py",
          "tests/unit/project/test_lock_outcomes.py", "tests/unit/project/test_lock_file_messages.py",
          "tests/unit/project/test_lock_staleness_reasons.py", "tests/unit/project/test_lock_input_rules.py",
-         "tests/unit/project/test_hash_lines.py"),
+         "tests/unit/project/test_hash_lines.py", "tests/unit/project/test_lock_targets.py"),
     ),
     "config": (
         ("cudaenv/project/config.py",),
@@ -101,7 +101,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "tests/unit/project/test_project_rules.py",
          "tests/unit/test_run_options.py", "tests/unit/render/test_quoting.py",
          "tests/unit/project/test_exclude_newer.py", "tests/unit/project/test_requirement_file_index.py",
-         "tests/unit/project/test_tensorflow_gpu_package.py"),
+         "tests/unit/project/test_tensorflow_gpu_package.py", "tests/unit/project/test_targets_config.py"),
     ),
     "reading": (
         ("cudaenv/project/reqfile.py", "cudaenv/project/pyproject.py", "cudaenv/project/inputs.py",
