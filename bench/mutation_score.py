@@ -157,6 +157,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "cudaenv/cluster/verdicts.py", "cudaenv/cluster/plan.py"),
         ("tests/unit/cluster", "tests/unit/test_plan_fixes.py"),
     ),
+    "engine": (
+        ("cudaenv/engine/podman_engine.py",),
+        ("tests/unit/test_podman_argv.py",),
+    ),
     "export": (
         ("cudaenv/export/placement.py", "cudaenv/export/kubernetes.py", "cudaenv/export/slurm.py",
          "cudaenv/export/compose.py", "cudaenv/export/devcontainer.py", "cudaenv/export/environment.py"),
