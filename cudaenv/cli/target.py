@@ -34,3 +34,13 @@ def target_options(*, fleet: bool = False):
         return func
 
     return decorate
+
+
+def target_name_option(*, what: str = "this command"):
+    """``--target NAME``: which of the project's named targets ([targets.NAME]) ``what`` serves.
+    One spelling for every command, so the option reads the same in build, run, check and exports."""
+    import click
+
+    return click.option("--target", "target_name", metavar="NAME", callback=_not_blank,
+                        help=f"The project's target ([targets.NAME]) {what} serves. Needed when the project "
+                             "names several targets and none is picked from this host.")

@@ -252,8 +252,8 @@ def read_lock(path: Path, target: str | None = None) -> Lock | None:
         return None
     if target is None:
         if len(found.targets) > 1:
-            raise UserError(f"{path}: holds several targets ({', '.join(found.names)}); this command serves one "
-                            "and does not choose among them yet")
+            raise UserError(f"{path}: holds several targets ({', '.join(found.names)}); this command serves one: "
+                            "pass --target NAME")
         return found.targets[0]
     view = found.target(target)
     if view is None:
@@ -727,8 +727,8 @@ def current_lock(project: Project, matrix, target_name: str | None = None) -> tu
     (``cudaenv.project.wheels``), or on either of those after it adopted its wheels' CUDA."""
     if target_name is None and project.several_targets:
         raise UserError(f"{project.config_path}: names several targets "
-                        f"({', '.join(t.name for t in project.named_targets)}); this command serves one and does "
-                        "not choose among them yet")
+                        f"({', '.join(t.name for t in project.named_targets)}); this command serves one: "
+                        "pass --target NAME")
     name = target_name or project.named_targets[0].name
     whole = read_lock_file(project.lock_path)
     lock = None if whole is None else whole.target(name)

@@ -1,0 +1,87 @@
+"""Which of a project's targets a host runs: the one rule ``build``, ``run``, ``shell`` and
+``check --nodes`` share, so a node and this machine are matched the same way.
+
+A host with an NVIDIA GPU runs a GPU target whose locked stack the resolver's own check passes on
+it (driver, GPU architecture, CPU); a host without one runs a CPU target of its CPU. A CPU target
+is never picked on a GPU host, nor a GPU target on a host without a GPU: that is how a CPU build
+would be picked silently (conda/conda#14761). Among the targets that fit, one that declares this
+host's GPUs (by compute capability) comes first, then the configuration's order; ``--target NAME``
+always wins and is checked by nothing here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from cudaenv.resolver.model import Host, Stack
+
+
+@dataclass(frozen=True)
+class TargetFit:
+    """One target judged for one host."""
+
+    name: str
+    fits: bool
+    reasons: tuple[str, ...]  # why it does not fit (empty when it does)
+    declares_host_gpus: bool  # the target names this host's GPUs: preferred among those that fit
+    cpu: bool  # a CPU-only target
+
+    def as_dict(self) -> dict:
+        return {"target": self.name, "fits": self.fits, "reasons": list(self.reasons), "cpu": self.cpu}
+
+
+def fit_target(matrix, name: str, stack: Stack, declared: Host, host: Host) -> TargetFit:
+    """Does ``host`` run target ``name``, whose locked stack is ``stack`` and which was declared as
+    ``declared``? The GPU check is ``check_stack``, what `cudaenv check` says for this host."""
+    if stack.cpu:
+        reasons = []
+        if host.gpus:
+            reasons.append(f"a CPU target, and this host has a GPU ({host.gpus[0].label}): it is picked only "
+                           f"with --target {name}")
+        if host.arch is not None and host.arch != stack.arch:
+            reasons.append(f"built for {stack.arch} and this host's CPU is {host.arch}")
+        return TargetFit(name, not reasons, tuple(reasons), False, True)
+    if not host.gpus:
+        why = "no NVIDIA GPU on this host" if host.driver is None else "no GPU this driver reports is in the matrix"
+        return TargetFit(name, False, (why,), False, False)
+    from cudaenv.resolver.check import check_stack
+
+    verdict = check_stack(matrix, stack, host)
+    wanted = {g.compute_capability for g in declared.gpus}
+    declares = bool(wanted) and {g.compute_capability for g in host.gpus} <= wanted
+    return TargetFit(name, verdict.ok, tuple(verdict.reasons), declares, False)
+
+
+def choose_fit(fits: Sequence[TargetFit]) -> TargetFit | None:
+    """The target a host runs among those judged (in the configuration's order); None: none fits."""
+    fitting = [f for f in fits if f.fits]
+    if not fitting:
+        return None
+    return next((f for f in fitting if f.declares_host_gpus), fitting[0])
+
+
+def no_fit_message(where: str, host_words: str, fits: Sequence[TargetFit]) -> str:
+    """One line: the host, every target and why it does not fit, and the way out."""
+    each = "; ".join(f"{f.name}: {', '.join(f.reasons) or 'does not fit'}" for f in fits)
+    return (f"{where}: no target fits {host_words} ({each}); pass --target NAME to use one anyway "
+            f"(targets: {', '.join(f.name for f in fits)})")
+
+
+def describe_host(host: Host) -> str:
+    """This host in a few words, for messages: its driver, GPUs and CPU."""
+    gpus = ", ".join(g.label for g in host.gpus) or "no GPU"
+    driver = f"driver {host.driver}" if host.driver else "no NVIDIA driver"
+    return f"this host ({driver}, {gpus}, {host.platform})"
+
+
+def judge_targets(matrix, project, lock_file, host: Host) -> tuple[TargetFit, ...]:
+    """Every target the lock holds, judged for ``host``, in the configuration's order."""
+    from cudaenv.hosts.target import project_targets
+
+    declared = dict(project_targets(matrix, project))
+    fits = []
+    for view in lock_file.targets:
+        target = declared.get(view.name)
+        fits.append(fit_target(matrix, view.name, view.resolved_stack(), target.host if target else Host(), host))
+    return tuple(fits)
