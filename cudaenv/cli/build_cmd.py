@@ -8,6 +8,7 @@ import click
 
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.params import DIRECTORY
+from cudaenv.cli.target import target_name_option
 from cudaenv.errors import BuildError, UserError
 from cudaenv.images.build import BuildProgress, build_project, buildkit_available, report_build_error
 from cudaenv.matrix import load_matrix
@@ -20,22 +21,25 @@ from cudaenv.project import load_project
 @click.option("--base", "show_base", is_flag=True, help="Print the stack base's Dockerfile (the image the project's starts FROM).")
 @click.option("--standalone", is_flag=True,
               help="One self-contained file with the base's layers inline (for builders that cannot see local images).")
-def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: bool) -> None:
+@target_name_option(what="the Dockerfile is for")
+def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: bool, target_name) -> None:
     """Print the Dockerfile that `cudaenv build` would use for DIRECTORY.
 
     It is rendered from cudaenv.lock; when the lock is missing or stale, run `cudaenv lock`
     first (`cudaenv build` does that by itself). The project's Dockerfile starts FROM its stack
     base (cudaenv-base:hash-…), which `--base` prints.
     """
+    from cudaenv.images.build import served_lock
     from cudaenv.images.plan import plan_image
-    from cudaenv.project.lock import current_lock
+    from cudaenv.project.lock import current_locks
 
     if show_base and standalone:
         raise UserError("--base and --standalone: choose one (the base is always a file of its own)")
     project = load_project(directory)
     matrix = load_matrix()
-    lock, stale = current_lock(project, matrix)
-    if lock is None or stale:
+    lock = served_lock(project, matrix, target_name, relock=False)
+    if lock is None:
+        _, stale = current_locks(project, matrix)
         raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv lock {directory}` first")
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit), standalone=standalone)
     click.echo(plan.base.dockerfile() if show_base else plan.dockerfile, nl=False)
@@ -51,8 +55,10 @@ def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: 
 @click.option("--network", default=None, help="Network for RUN steps, e.g. 'host' to reach a mirror on this host.")
 @click.option("--no-buildkit", is_flag=True, help="Use the classic builder through the Docker SDK.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the builder's full output.")
+@target_name_option(what="the image is built for")
 @json_option
-def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_buildkit, verbose, as_json) -> None:
+def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_buildkit, verbose, target_name,
+          as_json) -> None:
     """Build DIRECTORY's image from its cudaenv.lock (locking first when it is missing or stale).
 
     The image starts FROM the stack base cudaenv-base:hash-<content hash>, which every project on
@@ -60,6 +66,10 @@ def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_build
     when missing, or with --rebuild-base. Tags default to cudaenv/NAME:<inputs hash> and
     cudaenv/NAME:latest. A failed build shows the failing step and the last lines of its output
     and exits 1.
+
+    A project with several targets ([targets.NAME]) builds the one this host runs (a GPU target
+    whose stack runs on this driver and GPU; on a machine without a GPU, a CPU target), or the one
+    --target names; its image is labelled io.cudaenv.target and tagged :latest-NAME.
     """
     from cudaenv.engine import get_engine
     from cudaenv.engine.builders import step_timings
@@ -75,7 +85,7 @@ def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_build
     try:
         plan, result = build_project(project, matrix, get_engine(), progress=progress, tags=tuple(tags),
                                      no_cache=no_cache, pull=pull, network=network, no_buildkit=no_buildkit,
-                                     rebuild_base=rebuild_base, on_base=bases.append)
+                                     rebuild_base=rebuild_base, on_base=bases.append, target_name=target_name)
     except BuildError as exc:
         progress.close()
         report_build_error(exc)
@@ -88,6 +98,7 @@ def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_build
     timings = sorted(step_timings(result.log.splitlines()), key=lambda t: -t.seconds)
     if as_json:
         emit_json({"ok": True, "image_id": result.image_id, "tags": list(result.tags), "builder": result.builder,
+                   "target": plan.lock.name,
                    "seconds": round(result.seconds, 1), "stack": plan.stack.as_dict(),
                    "base": bases[0].as_dict(plan.base) if bases else None,
                    "steps": [{"step": t.step, "seconds": t.seconds, "cached": t.cached} for t in timings]})

@@ -53,8 +53,7 @@ def images(prune: bool, bases: tuple[str, ...], as_json: bool) -> None:
         elif not stack.used:
             click.echo("  no project uses it: `cudaenv images --prune` removes it")
         for use in stack.projects:
-            info = use.image.info
-            click.echo(f"  {info.labels.get('io.cudaenv.project', '?'):24} {use.image.name:48} "
+            click.echo(f"  {use.shown_project:24} {use.image.name:48} "
                        f"+{size_text(use.adds_bytes)} in {use.layers_added} layers")
         for other in stack.others:
             click.echo(f"  {'(not a cudaenv project)':24} {other.name:48} built on it: keeps it in use")
@@ -63,7 +62,7 @@ def images(prune: bool, bases: tuple[str, ...], as_json: bool) -> None:
                    "`cudaenv build` puts them back on one):")
         for use in found.unattached:
             info = use.image.info
-            click.echo(f"  {info.labels.get('io.cudaenv.project', '?'):24} {use.image.name:48} {size_text(use.adds_bytes)}")
+            click.echo(f"  {use.shown_project:24} {use.image.name:48} {size_text(use.adds_bytes)}")
     if found.stacks or found.unattached:
         click.echo(f"disk: {size_text(found.distinct_bytes)} by distinct layers "
                    f"({size_text(found.summed_bytes)} if every image were stored on its own)")

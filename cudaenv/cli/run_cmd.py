@@ -10,12 +10,14 @@ import click
 from cudaenv.run import session as running
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.params import CommandAfterDashes, ProjectDirectory
+from cudaenv.cli.target import target_name_option
 from cudaenv.run.session import check_run_options, within_daemon_limits  # noqa: F401 (their old home)
 
 DIRECTORY = click.argument("directory", required=False, default=".", type=ProjectDirectory())
 
 
 def run_options(func):
+    func = target_name_option(what="the container runs (default: the one this host runs)")(func)
     func = click.option("--ulimit", "ulimits", multiple=True, metavar="NAME=SOFT[:HARD]",
                         help="Override a ulimit (default memlock=-1, stack=64 MiB as NVIDIA recommends).")(func)
     func = click.option("--rebuild", is_flag=True, help="Build the image again even when it is current.")(func)
@@ -45,7 +47,8 @@ _interactive = running.interactive
               help="Start JupyterLab in the project's image (added as a layer of its own) on 127.0.0.1 and print "
                    "its URL with the token; stop it with `cudaenv stop`.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, detach, jupyter, command) -> None:
+def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, target_name, detach, jupyter,
+        command) -> None:
     """Run COMMAND (default: the configured command) in the project's image with GPUs.
 
     Builds first when the image is missing or stale. The project is mounted at /workspace and
@@ -64,10 +67,10 @@ def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, deta
     if not detach:
         click.get_current_context().exit(running.run_attached(
             directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size, ipc=ipc, rebuild=rebuild,
-            ulimits=ulimits, command=command, jupyter=jupyter))
+            ulimits=ulimits, command=command, jupyter=jupyter, target_name=target_name))
     engine, container_id, cname = _start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
                                          ipc=ipc, rebuild=rebuild, command=command, tty=False, interactive=False,
-                                         ulimits=ulimits, jupyter=jupyter)
+                                         ulimits=ulimits, jupyter=jupyter, target_name=target_name)
     try:
         engine.start(container_id)
     except BaseException:
@@ -83,12 +86,12 @@ def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, deta
 @click.command("shell")
 @DIRECTORY
 @run_options
-def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits) -> None:
+def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, target_name) -> None:
     """An interactive shell in the project's environment (a TTY when stdin is one)."""
     tty = sys.stdin.isatty()
     engine, container_id, _ = _start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
                                      ipc=ipc, rebuild=rebuild, command=("bash", "-l"), tty=tty, interactive=True,
-                                     ulimits=ulimits)
+                                     ulimits=ulimits, target_name=target_name)
     code = _interactive(engine, container_id) if tty else _foreground(engine, container_id)
     click.get_current_context().exit(code)
 

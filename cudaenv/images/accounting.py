@@ -23,6 +23,7 @@ BASE_PROJECT = "cudaenv-base"  # the io.cudaenv.project label of every stack bas
 LABEL_PROJECT = "io.cudaenv.project"
 LABEL_CONTENT_HASH = "io.cudaenv.content-hash"
 LABEL_INPUTS = "io.cudaenv.inputs-hash"
+LABEL_TARGET = "io.cudaenv.target"  # the project's target a project image serves (= render.LABEL_TARGET)
 LABEL_BASE_ID = "io.cudaenv.base-id"  # on a project image cudaenv built: the ID of its base (= stackbase.LABEL_BASE_ID)
 
 
@@ -109,9 +110,21 @@ class ProjectUse:
     adds_bytes: int  # bytes in layers of its own (not in its base)
     layers_added: int
 
+    @property
+    def target(self) -> str | None:
+        """The target the image serves (None: built before images were labelled with one)."""
+        return self.image.info.labels.get(LABEL_TARGET)
+
+    @property
+    def shown_project(self) -> str:
+        """PROJECT, or PROJECT:TARGET for a named target's image (the one-target project's is "default")."""
+        project = self.image.info.labels.get(LABEL_PROJECT, "?")
+        return project if self.target in (None, "default") else f"{project}:{self.target}"
+
     def as_dict(self) -> dict:
         info = self.image.info
-        return {"project": info.labels.get(LABEL_PROJECT, ""), "image": self.image.name, "image_id": info.id,
+        return {"project": info.labels.get(LABEL_PROJECT, ""), "target": self.target, "image": self.image.name,
+                "image_id": info.id,
                 "tags": list(info.tags), "adds_bytes": self.adds_bytes, "layers_added": self.layers_added,
                 "exact": self.image.exact}
 

@@ -102,17 +102,14 @@ def report_build_error(exc: BuildError) -> None:
 
 
 def build_project(project, matrix, engine, *, progress, tags=(), no_cache=False, pull=False, network=None,
-                  no_buildkit=False, rebuild_base=False, on_base=None):
+                  no_buildkit=False, rebuild_base=False, on_base=None, target_name=None):
     """Lock when needed, render, make sure the stack base is here, build; (ImagePlan, BuildResult).
-    ``on_base`` receives the stack base's ``BaseOutcome``. Raises BuildError on failure."""
+    ``on_base`` receives the stack base's ``BaseOutcome``; ``target_name``: the project's target to
+    build (None: its only one, or the one this host runs). Raises BuildError on failure."""
     from cudaenv.images.plan import plan_image
-    from cudaenv.project.lock import current_lock
     from cudaenv.images.stackbase import ensure_base
 
-    lock, stale = current_lock(project, matrix)
-    if lock is None or stale:
-        _say(f"{project.lock_path}: {stale[0]}; locking first")
-        lock = _relock(project, matrix)
+    lock = served_lock(project, matrix, target_name)
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(no_buildkit))
     warn_secret_looking_files(project)
     import tempfile
@@ -149,6 +146,59 @@ def warn_secret_looking_files(project) -> None:
     for relative in secret_looking_files(project.root, user_text):
         _say(f"warning: {relative} looks like a secret and will be copied into the image; "
                    "add it to .dockerignore if it is one")
+
+
+def served_lock(project, matrix, target_name: str | None = None, *, relock: bool = True):
+    """The lock view of the target a build or run serves: ``target_name``, else the project's only
+    target, else the one this host runs (``cudaenv.project.which_target``; none fits: exit 1 with
+    each target's reason). A missing or stale lock is written first (``relock``; else None)."""
+    from cudaenv.project.lock import current_lock, current_locks
+
+    if target_name is not None:
+        project.target_named(target_name)  # an unknown name is bad input, naming the targets
+    if not project.several_targets:
+        lock, stale = current_lock(project, matrix)
+        if lock is None or stale:
+            if not relock:
+                return None
+            _say(f"{project.lock_path}: {stale[0]}; locking first")
+            lock = _relock(project, matrix)
+        return lock
+    whole, stale = current_locks(project, matrix)
+    if whole is None or stale:
+        if not relock:
+            return None
+        _say(f"{project.lock_path}: {stale[0]}; locking every target first")
+        whole = _relock_targets(project, matrix)
+    return whole.target(target_name or host_target_name(project, matrix, whole))
+
+
+def host_target_name(project, matrix, whole) -> str:
+    """The target this host runs, said on stderr with why; none: exit 1 naming each target's reason."""
+    from cudaenv.errors import NoStackError
+    from cudaenv.hosts.target import resolve_target
+    from cudaenv.project.which_target import choose_fit, describe_host, judge_targets, no_fit_message
+
+    host = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=()).host  # CUDAENV_* or detected
+    fits = judge_targets(matrix, project, whole, host)
+    chosen = choose_fit(fits)
+    if chosen is None:
+        raise NoStackError(no_fit_message(str(project.config_path), describe_host(host), fits))
+    _say(f"target {chosen.name}: the one {describe_host(host)} runs (--target NAME picks another)")
+    return chosen.name
+
+
+def _relock_targets(project, matrix):
+    from cudaenv.errors import NoStackError
+    from cudaenv.project.lock import lock_targets, read_lock_file, write_atomically
+
+    _say(f"locking {project.name}: resolving each target's stack and pinning requirements with uv …")
+    results, whole = lock_targets(project, matrix)
+    if whole is None:
+        reasons = "; ".join(f"target {name}: {', '.join(r.reasons)}" for name, r in results.items() if not r.ok)
+        raise NoStackError(f"{project.config_path}: a target has no stack: {reasons}")
+    write_atomically(project.lock_path, whole.as_toml())
+    return read_lock_file(project.lock_path)
 
 
 def _relock(project, matrix):

@@ -57,14 +57,15 @@ def _tree(digest, label: str, top: str, *, contents: bool) -> None:
             (_file if contents else digest_stat)(digest, f"{label}:{os.path.relpath(path, top)}", path)
 
 
-def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
+def inputs_key(project: Project, *, jupyter: bool = False, environ=None, target: str | None = None) -> str:
     """The hash of everything the project's image tag depends on (see the module docstring)."""
     from cudaenv.matrix import _overlay_paths
     from cudaenv.matrix.cache import key_text
     from cudaenv.core.resources import data_path
 
     env = os.environ if environ is None else environ
-    digest = hashlib.sha256(f"cudaenv {__version__}\0python {sys.version_info[:3]}\0jupyter {jupyter}\0".encode())
+    digest = hashlib.sha256(f"cudaenv {__version__}\0python {sys.version_info[:3]}\0jupyter {jupyter}\0"
+                            f"target {target}\0".encode())
     _tree(digest, "code", _PACKAGE, contents=False)  # a development checkout's edits count too
     _tree(digest, "templates", data_path("templates"), contents=True)
     digest.update(key_text([data_path("matrix"), *_overlay_paths()]).encode())  # every matrix file, overlays too
@@ -102,20 +103,22 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None) -> str:
 # --- the records ---------------------------------------------------------------------------------
 
 
-def _record_path(project: Project) -> tuple[str, str]:
+def _record_path(project: Project, target: str | None = None) -> tuple[str, str]:
     from cudaenv.core.cache import root as _cache_path
 
     directory = os.path.join(_cache_path(), "images")
-    name = hashlib.sha256(os.path.abspath(project.root).encode()).hexdigest()[:24]
+    # one record per project and target: running two targets in turn keeps both records
+    where = os.path.abspath(project.root) + ("" if target is None else f"\0{target}")
+    name = hashlib.sha256(where.encode()).hexdigest()[:24]
     return directory, os.path.join(directory, f"{name}.json")
 
 
-def recall(project: Project, key: str) -> str | None:
+def recall(project: Project, key: str, target: str | None = None) -> str | None:
     """The image tag recorded for this key, or None (no record, another key, or a record that
     someone else could have written)."""
     from cudaenv.core.cache import read_private
 
-    _, path = _record_path(project)
+    _, path = _record_path(project, target)
     data = read_private(path)
     try:
         record = json.loads(data) if data is not None else None
@@ -126,9 +129,9 @@ def recall(project: Project, key: str) -> str | None:
     return record["image"]
 
 
-def remember(project: Project, key: str, image: str) -> None:
+def remember(project: Project, key: str, image: str, target: str | None = None) -> None:
     """Record that ``image`` is the project's current image for ``key`` (best effort)."""
     from cudaenv.core.cache import write_private
 
-    _, path = _record_path(project)
+    _, path = _record_path(project, target)
     write_private(path, json.dumps({"key": key, "image": image, "root": os.path.abspath(project.root)}).encode())

@@ -61,7 +61,12 @@ class ImagePlan:
 
     @property
     def latest_tag(self) -> str:
-        return f"cudaenv/{self.project.name}:latest"
+        """``:latest``; a named target's image is ``:latest-TARGET``, so building one target never
+        moves another target's tag (target names are tag-safe: [a-z0-9-], at most 32)."""
+        from cudaenv.project.lock import DEFAULT_TARGET
+
+        suffix = "" if self.lock.name == DEFAULT_TARGET else f"-{self.lock.name}"
+        return f"cudaenv/{self.project.name}:latest{suffix}"
 
     def request(self, *, tags: tuple[str, ...] = (), no_cache: bool = False, pull: bool = False,
                 network: str | None = None, secrets_dir: Path | None = None, base_id: str | None = None) -> BuildRequest:
@@ -88,7 +93,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
     A base published by `cudaenv publish` is pulled at build time and named by the same content
     hash as one built here, so the Dockerfile (and its inputs hash) does not depend on what a
     registry holds right now."""
-    stack = lock.gpu_stack("an image", project.lock_path)
+    stack = lock.resolved_stack()  # a GPU stack, or a CPU target's (python:X.Y-slim, CPU-only builds)
     if project.build.ca_cert and not buildkit:
         raise UserError(f"{project.config_path}: build.ca_cert needs a BuildKit builder (docker buildx, or a docker "
                         "CLI before 23.0 with DOCKER_BUILDKIT=1); none was found")
@@ -109,7 +114,7 @@ def plan_image(project: Project, matrix: Matrix, lock: Lock, *, buildkit: bool,
         buildkit=buildkit, lock_hash=lock_hash(lock_text), jupyter=project.run.jupyter,
         build_from_source=project.build.build_from_source, cuda_arch_list=_target_capabilities(matrix, project),
         find_links=lock.find_links, extra_index_urls=lock.extra_index_urls, own_code=lock.own_code,
-        platform=build_platform(stack),
+        platform=build_platform(stack), target=lock.name,
     )
     if not buildkit and any("://" not in link for link in lock.find_links):
         raise UserError(f"{project.lock_path}: requirements.find_links: a folder in the project reaches the build "

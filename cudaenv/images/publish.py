@@ -93,6 +93,8 @@ def readable_tags(stack: Stack) -> tuple[str, ...]:
     ``-arm64``: the same stack for the other CPU is another image, and one registry tag holds one."""
     framework = "".join(f"-{n}{v}" for n, v in stack.frameworks if n in FRAMEWORKS)
     arch = "" if stack.arch == DEFAULT_ARCH else f"-{OCI_ARCH[stack.arch]}"
+    if stack.cpu:  # python:X.Y-slim with CPU-only framework builds
+        return (f"py{stack.python}-slim{framework}-cpu{arch}",)
     if stack.flavor == "wheels":
         cuda = f"-cu{stack.cuda.replace('.', '')}" if framework else ""
         return (f"py{stack.python}-slim{framework}{cuda}{arch}",)

@@ -140,12 +140,19 @@ class BuildSettings:
     # cudaenv.images.publish.build_platform); None for a native build. Not part of what an image holds
     # (a stack base's content hash is of the native render): it decides where its steps run
     platform: str | None = None
+    # the project's target this image serves ([targets.NAME]; "default" for a single [target]): a
+    # label, so `cudaenv images` and `check --image` can say which target an image is for; None for
+    # a stack base, which every project and target on its stack shares
+    target: str | None = None
 
 
+LABEL_TARGET = "io.cudaenv.target"  # the project's target an image serves (not on a stack base)
 LOCAL_LINKS = "/tmp/cudaenv-find-links"  # where a project's local --find-links folders are mounted
 
 
 def flavor_reason(stack: Stack) -> str:
+    if stack.cpu:
+        return "a target without a GPU: CPU-only framework builds, no CUDA library in the image"
     if stack.flavor == "wheels":
         return "every framework brings its own CUDA libraries as wheels, so no CUDA toolkit image is needed"
     if stack.driver_compatibility == drv.FORWARD:
@@ -242,6 +249,7 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
     """Plain data for the templates (no objects, so the render is a pure function of it)."""
     frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "none (CUDA runtime)"
     cudnn = f", cuDNN {stack.cudnn_version}" if stack.cudnn_version else ""
+    device = "CPU only" if stack.cpu else f"CUDA {stack.cuda}{cudnn}"
     compat_package = (f"cuda-compat-{stack.cuda.replace('.', '-')}"
                       if stack.driver_compatibility == drv.FORWARD else None)
     labels = {
@@ -249,14 +257,16 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "io.cudaenv.project": settings.project,
         "io.cudaenv.stack": stack_label(stack),
         "io.cudaenv.lock-hash": settings.lock_hash,
-        "io.cudaenv.cuda": stack.cuda,
+        "io.cudaenv.cuda": "none" if stack.cpu else stack.cuda,
         "io.cudaenv.python": stack.python,
         "org.opencontainers.image.title": settings.project,
-        "org.opencontainers.image.description": f"{frameworks} on CUDA {stack.cuda}{cudnn}, Python {stack.python}",
+        "org.opencontainers.image.description": f"{frameworks} on {device}, Python {stack.python}",
         "org.opencontainers.image.version": settings.lock_hash[:12] or "unlocked",
         "org.opencontainers.image.base.name": with_registry(stack.base_image, settings.base_registry),
         "org.opencontainers.image.vendor": "built with cudaenv",
     }
+    if settings.target is not None:
+        labels[LABEL_TARGET] = settings.target
     from cudaenv.project.wheels import no_build_options  # one definition for the lock and the image
     from cudaenv.core.references import check_reference
 
@@ -267,10 +277,10 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
     return {
         "cudaenv_version": __version__,
         "project": settings.project,
-        "summary": f"{frameworks} | CUDA {stack.cuda}{cudnn} | Python {stack.python}",
+        "summary": f"{frameworks} | {device} | Python {stack.python}",
         "flavor": stack.flavor,
         "flavor_reason": flavor_reason(stack),
-        "driver_line": (f"needs {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}"
+        "driver_line": "none (CPU only: no NVIDIA driver or GPU is used)" if stack.cpu else (f"needs {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}"
                         + ("; forward compatibility via cuda-compat" if compat_package else "")),
         "base_image": base_image,  # every FROM value is exactly one image reference
         "uv_image": uv_image,
@@ -302,7 +312,8 @@ def build_context(stack: Stack, settings: BuildSettings, *, forward_branches: tu
         "requirements_binds": [(link, f"{LOCAL_LINKS}/{n}") for n, link in enumerate(settings.find_links)
                                if "://" not in link],
         "own_code": list(settings.own_code),
-        "nvidia_require_cuda": nvidia_require_cuda(stack, forward_branches if compat_package else ()),
+        # a CPU image asks the NVIDIA runtime for nothing: no GPU, no CUDA requirement
+        "nvidia_require_cuda": None if stack.cpu else nvidia_require_cuda(stack, forward_branches if compat_package else ()),
         "labels": labels,
         "command": list(settings.command),
         "stack_base": settings.stack_base,

@@ -50,7 +50,7 @@ def fit_target(matrix, name: str, stack: Stack, declared: Host, host: Host) -> T
     verdict = check_stack(matrix, stack, host)
     wanted = {g.compute_capability for g in declared.gpus}
     declares = bool(wanted) and {g.compute_capability for g in host.gpus} <= wanted
-    return TargetFit(name, verdict.ok, tuple(verdict.reasons), declares, False)
+    return TargetFit(name, verdict.compatible, tuple(verdict.reasons), declares, False)
 
 
 def choose_fit(fits: Sequence[TargetFit]) -> TargetFit | None:

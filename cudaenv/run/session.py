@@ -22,7 +22,7 @@ def warn(message: str) -> None:
 
 
 def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
-           jupyter: bool = False, foreground: bool = False):
+           jupyter: bool = False, foreground: bool = False, target_name: str | None = None):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
     from cudaenv.engine import get_engine
 
@@ -42,8 +42,13 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
     check_run_options(project, gpu_spec, shm_size, ulimits)
 
-    image_tag, labels = current_image(project, engine, rebuild=rebuild)
-
+    image_tag, labels = current_image(project, engine, rebuild=rebuild, target_name=target_name)
+    stack_label = json.loads(labels.get("io.cudaenv.stack") or "{}")
+    if stack_label.get("device") == "cpu":  # a CPU target's image: no GPU is asked for, none is checked
+        if gpus not in (None, "none"):
+            warn(f"cudaenv: warning: --gpus {gpus}: the image is target {labels.get('io.cudaenv.target')}'s, "
+                 "CPU only; it runs without GPUs")
+        gpu_spec = "none"
     if gpu_spec != "none":
         from cudaenv.matrix import load_matrix
         from cudaenv.hosts.target import resolve_target
@@ -51,8 +56,7 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
         matrix = load_matrix()
 
         host = resolve_target(matrix, driver=None, gpus=(), compute_capabilities=()).host  # CUDAENV_* or detected
-        stack = json.loads(labels.get("io.cudaenv.stack") or "{}")
-        problem = check_host_driver(matrix, stack, host.driver, datacenter=host.all_datacenter)
+        problem = check_host_driver(matrix, stack_label, host.driver, datacenter=host.all_datacenter)
         if problem:
             from cudaenv.run.containers import IncompatibleHost
 
@@ -71,7 +75,7 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
     return engine, container_id, spec.name
 
 
-def current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
+def current_image(project, engine, *, rebuild: bool, target_name: str | None = None) -> tuple[str, dict]:
     """The tag and labels of the project's current image, built first when there is none.
 
     When every input of the image is as it was the last time its tag was worked out
@@ -80,28 +84,30 @@ def current_image(project, engine, *, rebuild: bool) -> tuple[str, dict]:
     builds when needed), and its answer is recorded for the next run."""
     from cudaenv.images import key as image_key
 
-    key = image_key.inputs_key(project, jupyter=project.run.jupyter)
-    recorded = None if rebuild else image_key.recall(project, key)
+    # a project of several targets: the key is of the named target; without a name, the host decides
+    # which target runs, so the recorded tag is not trusted and the full check picks again
+    several = project.several_targets
+    key = image_key.inputs_key(project, jupyter=project.run.jupyter, target=target_name)
+    recorded = None if rebuild or (several and target_name is None) else image_key.recall(project, key, target_name)
     if recorded is not None:
         labels = engine.image_labels(recorded)
         if labels is not None:
             return recorded, labels
     from cudaenv.matrix import load_matrix
 
-    image_tag, labels = checked_image(project, load_matrix(), engine, rebuild=rebuild)
-    if image_key.inputs_key(project, jupyter=project.run.jupyter) == key:  # nothing changed while checking (a relock changes the lock)
-        image_key.remember(project, key, image_tag)
+    image_tag, labels = checked_image(project, load_matrix(), engine, rebuild=rebuild, target_name=target_name)
+    if image_key.inputs_key(project, jupyter=project.run.jupyter, target=target_name) == key:  # nothing changed while checking (a relock changes the lock)
+        image_key.remember(project, key, image_tag, target_name)
     return image_tag, labels
 
 
-def checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]:
-    from cudaenv.images.build import BuildProgress, build_project, report_build_error
+def checked_image(project, matrix, engine, *, rebuild: bool, target_name: str | None = None) -> tuple[str, dict]:
+    from cudaenv.images.build import BuildProgress, build_project, report_build_error, served_lock
     from cudaenv.images.plan import plan_image
-    from cudaenv.project.lock import current_lock
 
-    lock, stale = current_lock(project, matrix)
+    lock = served_lock(project, matrix, target_name, relock=False)
     image_tag, labels = None, None
-    if lock is not None and not stale and not rebuild:
+    if lock is not None and not rebuild:
         from cudaenv.images.build import buildkit_available
 
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
@@ -109,7 +115,8 @@ def checked_image(project, matrix, engine, *, rebuild: bool) -> tuple[str, dict]
     if labels is None:
         warn(f"building the image for {project.name} first")
         try:
-            plan, _result = build_project(project, matrix, engine, progress=BuildProgress(False), no_cache=False)
+            plan, _result = build_project(project, matrix, engine, progress=BuildProgress(False), no_cache=False,
+                                          target_name=lock.name if lock is not None else target_name)
         except BuildError as exc:
             report_build_error(exc)
             raise SystemExit(1) from exc
@@ -219,10 +226,10 @@ def interactive(engine, container_id: str) -> int:
 
 
 def run_attached(directory: Path, *, gpus=None, name=None, env=(), ports=(), shm_size=None, ipc=None, rebuild=False,
-                 ulimits=(), command=(), jupyter: bool = False) -> int:
+                 ulimits=(), command=(), jupyter: bool = False, target_name: str | None = None) -> int:
     """``cudaenv run`` without ``--detach``: the container's exit code (a TTY when both ends are one)."""
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     engine, container_id, _name = start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
                                         ipc=ipc, rebuild=rebuild, command=command, tty=tty, interactive=tty,
-                                        ulimits=ulimits, jupyter=jupyter, foreground=not tty)
+                                        ulimits=ulimits, jupyter=jupyter, foreground=not tty, target_name=target_name)
     return interactive(engine, container_id) if tty else foreground(engine, container_id)

@@ -14,9 +14,10 @@ OS, PY, FW, FW_AGAIN, REQ_A, REQ_B, CODE, USER = (f"sha256:{c * 64}" for c in "0
 BASE_LABELS = {"io.cudaenv.project": "cudaenv-base", "io.cudaenv.content-hash": "h" * 32}
 
 
-def image(id_: str, diff_ids, sizes, *, base=False, project="p", tags=(), digest="h" * 32) -> ImageInfo:
+def image(id_: str, diff_ids, sizes, *, base=False, project="p", tags=(), digest="h" * 32, target=None) -> ImageInfo:
     labels = {**BASE_LABELS, "io.cudaenv.content-hash": digest} if base else {
-        "io.cudaenv.project": project, "io.cudaenv.inputs-hash": "i" * 32, "io.cudaenv.content-hash": digest}
+        "io.cudaenv.project": project, "io.cudaenv.inputs-hash": "i" * 32, "io.cudaenv.content-hash": digest,
+        **({"io.cudaenv.target": target} if target else {})}
     history = tuple((f"RUN step {n}", size) for n, size in enumerate(sizes))
     if base:  # what ensure_base tags every base with, whatever else it is called
         tags = (*tags, local_reference(digest))
@@ -184,17 +185,17 @@ def test_the_json_report_whole():
     it, a user's own image on it and a project image on no base."""
     labels = {**BASE.labels, "io.cudaenv.stack": '{"cuda": "12.4", "python": "3.12"}'}
     base = replace(BASE, labels=labels)
-    stray = image("s", [OS, REQ_B], [100, 3], project="stray")
+    stray = image("s", [OS, REQ_B], [100, 3], project="stray", target="laptop")
     report = account([base, ALPHA, USER_IMAGE, stray]).as_dict()
     assert report == {
         "stacks": [{
             "base": "cudaenv-base:stack", "image_id": base.id, "tags": list(base.tags), "content_hash": "h" * 32,
             "stack": {"cuda": "12.4", "python": "3.12"}, "bytes": 5120, "layers": 3, "used": True,
-            "projects": [{"project": "alpha", "image": "alpha:a", "image_id": ALPHA.id, "tags": ["alpha:a"],
+            "projects": [{"project": "alpha", "target": None, "image": "alpha:a", "image_id": ALPHA.id, "tags": ["alpha:a"],
                           "adds_bytes": 8, "layers_added": 2, "exact": True}],
             "other_images": [{"image": "my-own-tool:latest", "image_id": USER_IMAGE.id,
                               "tags": ["my-own-tool:latest"]}]}],
-        "unattached": [{"project": "stray", "image": "stray:s", "image_id": stray.id, "tags": ["stray:s"],
+        "unattached": [{"project": "stray", "target": "laptop", "image": "stray:s", "image_id": stray.id, "tags": ["stray:s"],
                         "adds_bytes": 103, "layers_added": 2, "exact": True}],
         # cudaenv's images only: a user's own image on the base is listed, not counted
         "disk": {"distinct_bytes": 5120 + 8 + 3, "summed_bytes": 5120 + 5128 + 103,
@@ -256,3 +257,11 @@ def test_prune_reports_each_base_it_removes_as_it_goes():
     kept = replace(other, tags=(*other.tags, "mine:keep"))
     prune(RecordingEngine(), account([kept]), progress=lines.append)
     assert lines[-1] == "keeping unused stack base cudaenv-base:other: also tagged mine:keep"
+
+
+@pytest.mark.parametrize(("target", "shown"), [(None, "alpha"), ("default", "alpha"), ("laptop", "alpha:laptop")])
+def test_a_named_targets_image_is_shown_as_project_and_target(target, shown):
+    """`cudaenv images` names the target an image serves; a one-target project's image stays PROJECT."""
+    alpha = image("a", [OS, PY, FW, REQ_A, CODE], [100, 20, 5000, 7, 1], project="alpha", target=target)
+    [use] = account([BASE, alpha]).stacks[0].projects
+    assert use.shown_project == shown and use.target == target

@@ -346,7 +346,6 @@ def test_lock_rewrites_a_format_1_lock_with_a_note(tmp_path, torch_index):
 
 
 @pytest.mark.parametrize("args, what", [
-    (("dockerfile",), "an image"),
     (("check", "--driver", "550.54.15", "--gpu", "A100"), "a host check"),
 ])
 def test_a_cpu_stack_is_refused_in_one_line_where_only_gpu_stacks_are_made_yet(tmp_path, args, what):
