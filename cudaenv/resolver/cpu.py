@@ -54,6 +54,14 @@ def cpu_builds(matrix, platform: str) -> dict[str, list[CpuChoice]]:
     return memo[platform]
 
 
+def cpu_label(index_url: str) -> str:
+    """The local version label PyTorch's CPU index gives its builds (torch-2.9.1+cpu): the stack
+    names the build by it, so an index that serves CUDA builds of the same release too (a mirror
+    of several PyTorch indexes, where +cu130 sorts above +cpu) can never hand a CPU target a CUDA
+    build. Any other index: no label."""
+    return "+cpu" if index_url.rstrip("/").endswith("/whl/cpu") else ""
+
+
 def _exact(spec: SpecifierSet | None, version: str) -> bool:
     return spec is not None and any(s.operator in ("==", "===") and s.version == version for s in spec)
 
@@ -140,11 +148,12 @@ def resolve_cpu(matrix, constraints: Constraints, host: Host) -> Resolution:
     asked = {n for n, _ in constraints.frameworks}
     for choice, _ in chosen:
         frameworks.append((choice.framework, choice.version))
-        requirements.append(f"{choice.framework}=={choice.version}")
+        label = cpu_label(choice.index_url)
+        requirements.append(f"{choice.framework}=={choice.version}{label}")
         for name, version in choice.companions:
             if name in asked:
                 frameworks.append((name, version))
-                requirements.append(f"{name}=={version}")
+                requirements.append(f"{name}=={version}{label}")
         if choice.index_url not in indexes:
             indexes.append(choice.index_url)
     stack = Stack(

@@ -310,11 +310,27 @@ def test_lock_check_json_names_the_stale_target(tmp_path, torch_index):
                            "(driver 535.104.05 -> 550.54.15)\n")
 
 
-def test_a_cpu_target_whose_index_serves_cuda_wheels_is_refused(tmp_path, package_index):
+def test_a_cpu_target_whose_index_serves_only_cuda_builds_is_refused_naming_the_cpu_build(tmp_path, package_index):
+    """The stack names the CPU index's build (torch==2.9.1+cpu): PyPI's CUDA build of the same
+    release never satisfies it, whatever the index serves."""
     package_index.add("torch", "2.9.1", requires=["nvidia-cublas-cu12==12.8.4.1"])
     package_index.add("nvidia-cublas-cu12", "12.8.4.1")
     root = tmp_path / "p"
     project_in(root, '[frameworks]\ntorch = "==2.9.1"\n[targets.laptop]\ngpus = "none"\n')
+    proc = run_cli("lock", root, env=env_for(package_index, tmp_path), timeout=300)
+    assert proc.returncode != 0 and not (root / "cudaenv.lock").exists()
+    assert "cannot be resolved together with torch==2.9.1+cpu" in proc.stderr
+
+
+def test_a_cpu_target_whose_requirements_bring_cuda_libraries_is_refused(tmp_path, package_index):
+    package_index.add("torch", "2.9.1+cpu")
+    package_index.add("gpu-helper", "1.0", requires=["nvidia-cublas-cu12==12.8.4.1"])
+    package_index.add("nvidia-cublas-cu12", "12.8.4.1")
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "requirements.txt").write_text("gpu-helper==1.0\n")
+    project_in(root, '[project]\nrequirements = ["requirements.txt"]\n[frameworks]\ntorch = "==2.9.1"\n'
+                     '[targets.laptop]\ngpus = "none"\n')
     proc = run_cli("lock", root, env=env_for(package_index, tmp_path), timeout=300)
     assert proc.returncode != 0 and not (root / "cudaenv.lock").exists()
     assert "bring CUDA into a CPU-only stack: nvidia-cublas-cu12==12.8.4.1 carries a CUDA library" in proc.stderr

@@ -23,7 +23,7 @@ def test_a_cpu_target_gets_torch_from_the_cpu_index_and_no_cuda():
     stack = found.stack
     assert found.ok and stack.cpu and stack.device == "cpu"
     assert (stack.cuda, stack.cuda_release, stack.cudnn, stack.min_driver) == (None, None, None, None)
-    assert stack.frameworks == (("torch", "2.9.1"),) and stack.requirements == ("torch==2.9.1",)
+    assert stack.frameworks == (("torch", "2.9.1"),) and stack.requirements == ("torch==2.9.1+cpu",)  # the CPU index's label names the build
     assert stack.index_urls == (CPU_INDEX,) and not stack.brings_own_cuda and stack.nvidia_requires == ()
     assert stack.flavor == "cpu" and stack.base_image == f"python:{stack.python}-slim"
     assert stack.compute_capabilities == () and stack.gpu_targets == () and found.valid_cuda == ()
@@ -39,7 +39,7 @@ def test_a_cpu_target_takes_the_newest_python_the_cpu_build_has():
 def test_a_cpu_target_gets_the_companion_made_for_its_torch_when_asked_for():
     stack = resolve(matrix(), constraints(torch="==2.9.0", torchvision="any"), CPU).stack
     assert stack.frameworks == (("torch", "2.9.0"), ("torchvision", "0.24.0"))
-    assert stack.requirements == ("torch==2.9.0", "torchvision==0.24.0")
+    assert stack.requirements == ("torch==2.9.0+cpu", "torchvision==0.24.0+cpu")  # the CPU index's builds, by name
 
 
 def test_a_companion_pin_no_cpu_torch_pairs_with_is_refused():
