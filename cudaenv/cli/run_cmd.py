@@ -88,9 +88,11 @@ def run(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, targ
 @run_options
 def shell(directory, gpus, name, env, ports, shm_size, ipc, rebuild, ulimits, target_name) -> None:
     """An interactive shell in the project's environment (a TTY when stdin is one)."""
+    # bash, not a login shell: Debian's /etc/profile (python:X.Y-slim bases) resets PATH, which
+    # would drop the image's /opt/venv/bin and leave `python` unfound
     tty = sys.stdin.isatty()
     engine, container_id, _ = _start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
-                                     ipc=ipc, rebuild=rebuild, command=("bash", "-l"), tty=tty, interactive=True,
+                                     ipc=ipc, rebuild=rebuild, command=("bash",), tty=tty, interactive=True,
                                      ulimits=ulimits, target_name=target_name)
     code = _interactive(engine, container_id) if tty else _foreground(engine, container_id)
     click.get_current_context().exit(code)
