@@ -362,18 +362,25 @@ def _target_stacks(matrix, project, target_name=None) -> tuple:
             target, reasons = _target_stack(matrix, project, declared.name)
             found.append(target)
             stale[declared.name] = reasons
-    stale = {name: reasons for name, reasons in stale.items() if reasons}
-    if stale:  # what every stale target says (the inputs, the matrix) is said once
-        common = set.intersection(*(set(r) for r in stale.values()))
-        said = []
-        for name, reasons in stale.items():
-            for reason in reasons:
-                text = reason if reason in common and len(stale) > 1 else f"target {name}: {reason}"
-                if text not in said:
-                    said.append(text)
-        click.echo(f"cudaenv: warning: {project.lock_path.name} is stale ({'; '.join(said)}): judging the stacks "
-                   "`cudaenv build` would lock; run `cudaenv lock` to update it", err=True)
+    warn_stale(project, stale)
     return tuple(found)
+
+
+def warn_stale(project, stale: dict) -> None:
+    """One warning on stderr for the targets whose part of the lock is stale (``stale``: target ->
+    reasons); what every stale target says (the inputs, the matrix) is said once."""
+    stale = {name: reasons for name, reasons in stale.items() if reasons}
+    if not stale:
+        return
+    common = set.intersection(*(set(r) for r in stale.values()))
+    said = []
+    for name, reasons in stale.items():
+        for reason in reasons:
+            text = reason if reason in common and len(stale) > 1 else f"target {name}: {reason}"
+            if text not in said:
+                said.append(text)
+    click.echo(f"cudaenv: warning: {project.lock_path.name} is stale ({'; '.join(said)}): judging the stacks "
+               "`cudaenv build` would lock; run `cudaenv lock` to update it", err=True)
 
 
 def _stack_words(stack) -> str:
