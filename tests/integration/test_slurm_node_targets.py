@@ -139,3 +139,25 @@ def test_a_gpu_node_whose_driver_cannot_be_known_runs_no_target_not_the_cpu_one(
                                   "only with --target laptop")
     assert lines[refused + 2].startswith("      a100: cannot be known: driver: Slurm records no driver version")
     assert lines[-1] == "2 of 3 node(s) run a target: cpu-01 (laptop), gpu-a100 (a100)"
+
+
+def test_plan_groups_each_target_on_the_real_node_that_runs_it(node_files, tmp_path):
+    """`cudaenv plan --nodes` on the same Slurm: the three-target project as demo:laptop, demo:a100 and
+    demo:h100, each on the node that runs it, after a one-target project (CUDA 12.4, runs on both GPU
+    nodes). The Slurm features come from the first project, the site's mapping."""
+    demo = project_with(tmp_path / "demo")
+    single = tmp_path / "kernels"
+    single.mkdir()
+    (single / "cudaenv.toml").write_text('[project]\nname = "kernels"\npython = "3.12"\n\n[cuda]\nversion = "12.4"\n\n'
+                                         '[build]\nflavor = "runtime"\n')
+    for path in node_files:
+        proc = cudaenv("plan", demo, single, "--nodes", path, "--json")
+        payload = json.loads(proc.stdout)
+        assert proc.returncode == 0, (path.name, proc.stderr)
+        assert [(g.get("target"), g["nodes"], g["projects"]) for g in payload["groups"]] == [
+            (None, ["gpu-a100", "gpu-h100"], ["kernels"]), ("laptop", ["cpu-01"], ["demo:laptop"]),
+            ("a100", ["gpu-a100"], ["demo:a100"]), ("h100", ["gpu-h100"], ["demo:h100"])], path.name
+        a100 = next(p for p in payload["projects"] if p["name"] == "demo:a100")
+        assert a100["refused"]["gpu-h100"] == ["runs target h100 of demo instead"]
+    text = cudaenv("plan", demo, single, "--nodes", node_files[0]).stdout
+    assert "\ngpu-h100 (target h100)\n  demo:h100: torch 2.15.0; CUDA 13.0, Python 3.15\n" in text
