@@ -263,3 +263,11 @@ def test_no_detect_with_nothing_declared_asks_for_a_host_or_a_target(project):
     assert error["file"] == str(project / "cudaenv.toml")
     assert "names several targets (laptop, a100, h100)" in error["message"]
     assert "pass --target NAME" in error["message"]
+
+
+def test_the_docs_three_target_fixture_is_the_suites_constant():
+    """docs/several-targets.md's examples run on tests/fixtures/projects/three-targets: the same
+    project the tests judge, and without a lock (its examples say 'no lock yet')."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "three-targets"
+    assert (fixture / "cudaenv.toml").read_text() == THREE_TARGETS
+    assert not (fixture / "cudaenv.lock").exists()
