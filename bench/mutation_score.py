@@ -154,8 +154,10 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "cluster": (
         ("cudaenv/cluster/kubernetes.py", "cudaenv/cluster/slurm.py", "cudaenv/cluster/read.py",
-         "cudaenv/cluster/verdicts.py", "cudaenv/cluster/plan.py"),
-        ("tests/unit/cluster", "tests/unit/test_plan_fixes.py"),
+         "cudaenv/cluster/verdicts.py", "cudaenv/cluster/plan.py", "cudaenv/project/which_target.py",
+         "cudaenv/project/node_targets.py"),
+        ("tests/unit/cluster", "tests/unit/test_plan_fixes.py", "tests/unit/project/test_which_target.py",
+         "tests/unit/project/test_node_targets.py"),
     ),
     "engine": (
         ("cudaenv/engine/podman_engine.py",),

@@ -8,7 +8,7 @@ import click
 
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.stack_options import constraints_from_options, stack_options
-from cudaenv.cli.target import target_options
+from cudaenv.cli.target import target_name_option, target_options
 from cudaenv.errors import UserError
 from cudaenv.matrix import load_matrix
 
@@ -104,22 +104,21 @@ def _stack_source(matrix, directory, image, options, hosts=None):
     return result.stack, f"{project.config_path} ({why})", str(project.config_path)
 
 
-def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=None, arch=None):
-    """The hosts to check: --driver values (a fleet); else the project's [target]; else this
-    machine (or the CUDAENV_* declaration)."""
+def _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, declared=None, arch=None):
+    """The hosts to check: --driver values (a fleet); else ``declared``, the project's [target] (or
+    the target --target NAME names) where it declares a driver; else this machine (or the CUDAENV_*
+    declaration)."""
     from cudaenv.resolver.model import Host
     from cudaenv.hosts.target import check_driver_text, resolve_target
 
-    if not drivers and not gpus and not compute_capabilities and arch is None and project_dir is not None:
-        from cudaenv.project import load_project
+    if not drivers and not gpus and not compute_capabilities and arch is None and declared is not None:
         from cudaenv.hosts.target import environment_overrides
 
-        target = load_project(project_dir).target
         declared_driver, declared_gpus = environment_overrides()
-        if target.driver and not declared_driver and not declared_gpus:
-            return [resolve_target(matrix, driver=target.driver, gpus=target.gpus,
-                                   compute_capabilities=target.compute_capabilities, detect=False,
-                                   arch=target.arch).host]
+        if declared.driver and not declared_driver and not declared_gpus:
+            return [resolve_target(matrix, driver=declared.driver, gpus=declared.gpus,
+                                   compute_capabilities=declared.compute_capabilities, detect=False,
+                                   arch=declared.arch).host]
     if drivers:
         base = resolve_target(matrix, driver=drivers[0], gpus=gpus, compute_capabilities=compute_capabilities,
                               arch=arch)
@@ -146,9 +145,10 @@ def _host_label(host) -> str:
                    "or `sinfo --json` output ('-' for stdin).")
 @click.option("--format", "output_format", type=click.Choice(["text", "github"]), default="text",
               help="'github' adds GitHub Actions annotations (::error file=...::).")
+@target_name_option(what="check")
 @json_option
 def check(directory, image, drivers, gpus, compute_capabilities, arch, no_detect, nodes_file, output_format, as_json,
-          **options) -> None:
+          target_name, **options) -> None:
     """Does a stack run on a host, on a whole fleet (--driver repeated), or on a cluster's nodes?
 
     The stack comes from a project DIRECTORY (its cudaenv.lock, else its configuration), from an
@@ -161,17 +161,42 @@ def check(directory, image, drivers, gpus, compute_capabilities, arch, no_detect
     Exit 0 when everything is compatible, 1 when anything is not — with --nodes, as for a fleet,
     when any node cannot run it (a node without GPUs included: list only GPU nodes, e.g.
     `kubectl get nodes -l nvidia.com/gpu.count -o json`, to ask about those) — and 2 on bad input.
+
+    A project with several targets ([targets.NAME]) is judged target by target, by the rule `cudaenv
+    build` picks with: a host or node with a GPU runs a GPU target whose stack passes the check (the
+    one that names its GPU first), one without a GPU runs a CPU target of its CPU. Each host or node
+    is reported with the target it runs, or every target's reason; exit 0 when each runs one.
+    --target NAME judges that one target only.
     """
     from cudaenv.resolver.check import check_stack
 
     matrix = load_matrix()
+    uses_project = not image and constraints_from_options(options) is None
+    project = None
+    if uses_project:
+        from cudaenv.project import load_project
+
+        project = load_project(directory or ".", required=False)
+        if target_name is not None:
+            project.target_named(target_name)  # an unknown name is bad input naming the targets there are
+    elif target_name is not None:
+        raise UserError("--target names one of a project's targets: give the project DIRECTORY, not --image or "
+                        "stack flags")
+    several = project is not None and project.several_targets
     if nodes_file is not None:
         if drivers or gpus or compute_capabilities or arch:
             raise UserError("--nodes describes the hosts: leave out --driver, --gpu, --compute-capability and --arch")
-        _check_nodes(matrix, directory, image, options, nodes_file, output_format, as_json)
+        if several:
+            _check_nodes_targets(matrix, directory, project, target_name, nodes_file, output_format, as_json)
+        else:
+            _check_nodes(matrix, directory, image, options, nodes_file, output_format, as_json)
         return
-    hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, project_dir=directory or (
-        "." if not image and constraints_from_options(options) is None else None), arch=arch)
+    if several:
+        _check_hosts_targets(matrix, project, target_name, (drivers, gpus, compute_capabilities, arch), no_detect,
+                             output_format, as_json)
+        return
+    hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect,
+                   declared=project.target if project is not None else None, arch=arch)
     stack, source, file = _stack_source(matrix, directory, image, options, hosts)
     results = []
     for host in hosts:
@@ -298,6 +323,233 @@ def _check_nodes(matrix, directory, image, options, nodes_file, output_format, a
                 for caveat in verdict.caveats:
                     click.echo(annotation("warning", file, f"node {verdict.name}: {caveat}"))
     click.get_current_context().exit(0 if compatible else 1)
+
+
+def _target_stack(matrix, project, name):
+    """(TargetStack, why its part of the lock is stale) for target ``name``: its part of a current
+    lock, else what `cudaenv lock` would pin for its declared host (what `cudaenv build` relocks)."""
+    from cudaenv.errors import CudaenvError
+    from cudaenv.hosts.target import project_target
+    from cudaenv.project.config import resolve_project
+    from cudaenv.project.lock import current_lock, installable
+    from cudaenv.project.node_targets import TargetStack
+    from cudaenv.project.pins import clash_message, pin_clashes
+
+    declared = project_target(matrix, project, name).host
+    lock, stale = current_lock(project, matrix, name)
+    if lock is not None and not stale:
+        stack = lock.resolved_stack()
+        clashes = pin_clashes(stack, lock.pinned)
+        if clashes:  # judge what the lock installs, not only what its stack says
+            raise CudaenvError(f"{project.lock_path}: target {name}: "
+                               f"{clash_message(clashes, stack, lock.framework_index)}")
+        return TargetStack(name, stack, declared, str(project.lock_path)), []
+    result = installable(matrix, project, declared, resolve_project(matrix, project, declared))
+    if not result.ok:
+        raise NoStackForConfiguration(f"{project.config_path}: targets.{name}: the configuration admits no stack: "
+                                      f"{'; '.join(result.reasons)}")
+    locked = project.lock_path.is_file()
+    why = f"{project.lock_path.name} is stale: judging what `cudaenv build` would lock" if locked else "no lock yet"
+    return TargetStack(name, result.stack, declared, f"{project.config_path} ({why})"), stale if locked else []
+
+
+def _target_stacks(matrix, project, target_name=None) -> tuple:
+    """Every target's stack in the configuration's order (only ``target_name``'s when given), with
+    one warning on stderr when the lock is stale for any of them."""
+    found, stale = [], {}
+    for declared in project.named_targets:
+        if target_name is None or declared.name == target_name:
+            target, reasons = _target_stack(matrix, project, declared.name)
+            found.append(target)
+            stale[declared.name] = reasons
+    warn_stale(project, stale)
+    return tuple(found)
+
+
+def warn_stale(project, stale: dict) -> None:
+    """One warning on stderr for the targets whose part of the lock is stale (``stale``: target ->
+    reasons); what every stale target says (the inputs, the matrix) is said once."""
+    stale = {name: reasons for name, reasons in stale.items() if reasons}
+    if not stale:
+        return
+    common = set.intersection(*(set(r) for r in stale.values()))
+    said = []
+    for name, reasons in stale.items():
+        for reason in reasons:
+            text = reason if reason in common and len(stale) > 1 else f"target {name}: {reason}"
+            if text not in said:
+                said.append(text)
+    click.echo(f"cudaenv: warning: {project.lock_path.name} is stale ({'; '.join(said)}): judging the stacks "
+               "`cudaenv build` would lock; run `cudaenv lock` to update it", err=True)
+
+
+def _stack_words(stack) -> str:
+    summary = _stack_summary(stack)
+    device = "CPU only" if stack.cpu else f"CUDA {stack.cuda}"
+    return f"{summary['frameworks'] or ('CPU' if stack.cpu else 'CUDA runtime')} | {device} | Python {stack.python}"
+
+
+def _targets_report(targets) -> list[dict]:
+    return [{"target": t.name, "cpu": t.stack.cpu, "stack": _stack_summary(t.stack), "source": t.source}
+            for t in targets]
+
+
+_HOW = {"native": "native", "minor-version": "minor-version compatibility", "forward": "forward compatibility"}
+
+
+def _runs_words(target: str, mode, cpu: bool) -> str:
+    return f"runs {target} ({'CPU only' if cpu else _HOW.get(mode, mode or 'driver unknown')})"
+
+
+def _check_nodes_targets(matrix, directory, project, target_name, nodes_file, output_format, as_json) -> None:
+    """``check --nodes`` for a project of several targets: which target each node runs (which_target's
+    rule), or every target's reason when none fits; --target NAME judges that one only."""
+    from cudaenv.cluster.read import read_nodes
+    from cudaenv.project.node_targets import judge_nodes
+
+    name, kind, nodes = read_nodes(nodes_file, _project_features(matrix, directory))
+    targets = _target_stacks(matrix, project, target_name)
+    judged = judge_nodes(matrix, targets, nodes, named=target_name is not None)
+    compatible = all(n.compatible for n in judged)
+    runnable = [n.name for n in judged if n.compatible]
+    by_target = {t.name: [n.name for n in judged if n.chosen == t.name] for t in targets}
+    cpu = {t.name: t.stack.cpu for t in targets}
+    file = str(project.lock_path) if project.lock_path.is_file() else str(project.config_path)
+    if as_json:
+        emit_json({"compatible": compatible, "target": target_name, "targets": _targets_report(targets),
+                   "nodes_file": name, "scheduler": kind, "runnable": runnable, "by_target": by_target,
+                   "nodes": [n.as_dict() for n in judged]})
+        click.get_current_context().exit(0 if compatible else 1)
+    for target in targets:
+        click.echo(f"target {target.name}: {_stack_words(target.stack)} ({target.source})")
+    click.echo(f"nodes: {name} ({'Kubernetes' if kind == 'kubernetes' else 'Slurm'}, {len(judged)} node(s))")
+    for node in judged:
+        if node.compatible:
+            chosen = node.verdict(node.chosen)
+            click.echo(f"  ✓ {_node_label(node)}: {_runs_words(node.chosen, chosen.mode, cpu[node.chosen])}")
+            for caveat in chosen.caveats:
+                click.echo(f"      ! {caveat}")
+        else:
+            click.echo(f"  ✗ {_node_label(node)}: " + ("no target fits" if target_name is None
+                                                       else f"cannot run {target_name}"))
+            for reason in node.reasons:
+                click.echo(f"      {reason}")
+    what = "a target" if target_name is None else f"target {target_name}"
+    click.echo(f"{len(runnable)} of {len(judged)} node(s) run {what}"
+               + (f": {', '.join(f'{n.name} ({n.chosen})' for n in judged if n.compatible)}" if runnable else ""))
+    if output_format == "github":
+        for node in judged:
+            for reason in node.reasons:
+                click.echo(annotation("error", file, f"node {node.name}: {reason}"))
+            for caveat in node.verdict(node.chosen).caveats if node.chosen else ():
+                click.echo(annotation("warning", file, f"node {node.name}: {node.chosen}: {caveat}"))
+    click.get_current_context().exit(0 if compatible else 1)
+
+
+def _check_hosts_targets(matrix, project, target_name, declared_options, no_detect, output_format, as_json) -> None:
+    """``check DIRECTORY`` for a project of several targets: the target each host (this machine, the
+    declared one, a fleet) runs by which_target's rule, as `cudaenv build` picks it; --target NAME
+    judges that one target, on its declared host unless hosts are given."""
+    from dataclasses import replace
+
+    from cudaenv.hosts.target import machine_arch
+    from cudaenv.project.which_target import choose_fit, judge_stacks
+    from cudaenv.resolver.check import check_stack
+
+    drivers, gpus, compute_capabilities, arch = declared_options
+    declared = project.target_named(target_name) if target_name is not None else None
+    hosts = _hosts(matrix, drivers, gpus, compute_capabilities, no_detect, declared=declared, arch=arch)
+    from cudaenv.resolver.model import Host
+
+    if target_name is None and no_detect and hosts == [Host()]:
+        raise UserError(f"{project.config_path}: names several targets "
+                        f"({', '.join(t.name for t in project.named_targets)}) and which one a host runs depends on "
+                        "its GPUs: with --no-detect, describe the host (--driver and --gpu; --arch alone for one "
+                        "without a GPU) or pass --target NAME")
+    if not (drivers or gpus or compute_capabilities or arch) and not no_detect:
+        # this machine: its CPU decides which CPU target it runs, whether or not a driver was found
+        hosts = [replace(h, arch=machine_arch()) if h.arch is None and not h.gpus and not h.driver else h
+                 for h in hosts]
+    targets = _target_stacks(matrix, project, target_name)
+    by_name = {t.name: t for t in targets}
+    results = []
+    for host in hosts:
+        fits = judge_stacks(matrix, [(t.name, t.stack, t.declared) for t in targets], host,
+                            named=target_name is not None)
+        chosen = choose_fit(fits)
+        mode, caveats = None, []
+        if chosen is not None and not chosen.cpu:
+            verdict = check_stack(matrix, by_name[chosen.name].stack, host)
+            mode, caveats = verdict.mode, list(verdict.caveats)
+        elif chosen is not None and host.gpus:  # a CPU target asked for by name on a GPU host
+            caveats = [f"a CPU target on a host with a GPU ({host.gpus[0].label}): the GPU goes unused"]
+        target = by_name[chosen.name] if chosen else None
+        results.append({"host": {"driver": host.driver, "gpus": [g.label for g in host.gpus], "arch": host.platform},
+                        "target": chosen.name if chosen else None, "compatible": chosen is not None, "mode": mode,
+                        "reasons": [] if chosen else [f"{f.name}: {r}" for f in fits for r in f.reasons],
+                        "caveats": caveats, "stack": _stack_summary(target.stack) if target else None,
+                        "source": target.source if target else None, "targets": [f.as_dict() for f in fits]})
+    picked = [r["target"] for r in results if r["target"] and by_name[r["target"]].source == str(project.lock_path)]
+    wheels, unchecked = _targets_wheels(project, list(dict.fromkeys(picked)))
+    compatible = all(r["compatible"] for r in results) and not wheels
+    file = str(project.lock_path) if project.lock_path.is_file() else str(project.config_path)
+    if as_json:
+        emit_json({"compatible": compatible, "target": target_name, "targets": _targets_report(targets),
+                   "results": results, "wheels": wheels, "wheels_unchecked": unchecked})
+        click.get_current_context().exit(0 if compatible else 1)
+    for reason in wheels:
+        click.echo(f"✗ {file}: {reason}")
+    if unchecked:
+        click.echo(f"! {file}: wheels not checked: {unchecked}")
+    for target in targets:
+        click.echo(f"target {target.name}: {_stack_words(target.stack)} ({target.source})")
+    for host, result in zip(hosts, results):
+        if result["compatible"]:
+            words = _runs_words(result["target"], result["mode"], by_name[result["target"]].stack.cpu)
+            click.echo(f"  ✓ {_target_host_label(host)}: {words}")
+            for caveat in result["caveats"]:
+                click.echo(f"      ! {caveat}")
+        else:
+            click.echo(f"  ✗ {_target_host_label(host)}: " + ("no target fits" if target_name is None
+                                                       else f"cannot run {target_name}"))
+            for reason in result["reasons"]:
+                click.echo(f"      {reason}")
+    bad = sum(not r["compatible"] for r in results)
+    if bad:
+        click.echo(f"{bad} of {len(results)} host(s) " + ("run no target" if target_name is None
+                                                          else f"cannot run target {target_name}"))
+    else:
+        click.echo(f"all {len(results)} host(s) run " + ("a target" if target_name is None else f"target {target_name}"))
+    if output_format == "github":
+        for reason in wheels:
+            click.echo(annotation("error", file, reason))
+        for host, result in zip(hosts, results):
+            for reason in result["reasons"]:
+                click.echo(annotation("error", file, f"{_target_host_label(host)}: {reason}"))
+            for caveat in result["caveats"]:
+                click.echo(annotation("warning", file, f"{_target_host_label(host)}: {result['target']}: {caveat}"))
+    click.get_current_context().exit(0 if compatible else 1)
+
+
+def _target_host_label(host) -> str:
+    """A host as the targets' report names it: which target it runs turns on its GPUs and CPU."""
+    if host.driver or host.gpus:
+        return _host_label(host) + (f", {host.platform}" if host.platform != "x86_64" else "")
+    return f"no NVIDIA driver or GPU, {host.arch or 'CPU not stated'}"
+
+
+def _targets_wheels(project, names) -> tuple[list[str], str | None]:
+    """The wheel check of ``_lock_wheels`` for each target that is run from the lock, each reason
+    after its target's name."""
+    from cudaenv.project.lock import IndexUnreachable, read_lock, wheel_problems
+
+    problems = []
+    for name in names:
+        try:
+            problems += [f"target {name}: {p}" for p in wheel_problems(project, read_lock(project.lock_path, name))]
+        except IndexUnreachable as exc:
+            return problems, str(exc)
+    return problems, None
 
 
 def _stack_summary(stack) -> dict:

@@ -81,6 +81,15 @@ def arch_reason(facts: NodeFacts, stack: Stack) -> str | None:
             "framework wheels), so it cannot start there")
 
 
+def unstated_arch_caveats(facts: NodeFacts, stack: Stack) -> tuple[str, ...]:
+    """A node that does not say its CPU is checked as one of the image's CPU, which it may not be."""
+    if facts.arch is not None:
+        return ()
+    said = "Arch= in scontrol show node" if facts.source == SLURM else "kubernetes.io/arch label"
+    return (f"the node states no CPU architecture (no {said}): checked as {stack.arch}, the CPU the image is "
+            "built for",)
+
+
 def node_host(facts: NodeFacts, gpus: tuple[TargetGpu, ...]) -> Host:
     """The node as the resolver sees it: its driver, its GPU, and its CPU where the node states one
     wheels exist for (an arm64 node is aarch64; a ppc64le one is left to its GPU to imply)."""
@@ -108,10 +117,7 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
                                                  if "only comes in" not in r and not r.startswith(WRONG_CPU)))
     explained = facts.driver is None and facts.unknown  # the source already said why the driver is unknown
     reasons += [r for r in verdict.reasons if not (explained and r.startswith(_NO_DRIVER_REASON))]
-    if facts.arch is None:  # a node that does not say: checked as one of the image's CPU, which it may not be
-        said = "Arch= in scontrol show node" if facts.source == SLURM else "kubernetes.io/arch label"
-        caveats += (f"the node states no CPU architecture (no {said}): checked as {stack.arch}, the CPU the "
-                    "image is built for",)
+    caveats += unstated_arch_caveats(facts, stack)
     if facts.source == SLURM and facts.product and not facts.mapped_feature:
         caveats += (f"GPU taken from the GRES type name {facts.product!r}, a name the site chose",)
     if facts.source != SLURM and facts.capacity is None and facts.allocatable is None:

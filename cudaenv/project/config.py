@@ -160,8 +160,11 @@ class Project:
             if target.name == name:
                 return target
         known = ", ".join(t.name for t in self.named_targets)
-        raise ConfigError(f"--target: no target {shown(name)} in {self.config_path or 'the project'} "
-                          f"(targets: {known})")
+        error = ConfigError(f"--target: no target {shown(name)} in {self.config_path or 'the project'} "
+                            f"(targets: {known})", field="targets")
+        if self.config_path is not None:  # for the --json error object: the file that names the targets
+            error.file = str(self.config_path)
+        raise error
 
 
 class _Reader:

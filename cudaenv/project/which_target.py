@@ -31,26 +31,50 @@ class TargetFit:
         return {"target": self.name, "fits": self.fits, "reasons": list(self.reasons), "cpu": self.cpu}
 
 
-def fit_target(matrix, name: str, stack: Stack, declared: Host, host: Host) -> TargetFit:
+def fit_target(matrix, name: str, stack: Stack, declared: Host, host: Host, *, where: str = "this host") -> TargetFit:
     """Does ``host`` run target ``name``, whose locked stack is ``stack`` and which was declared as
-    ``declared``? The GPU check is ``check_stack``, what `cudaenv check` says for this host."""
+    ``declared``? The GPU check is ``check_stack``, what `cudaenv check` says for this host.
+    ``where``: how the reasons name the host ("this node" for a cluster's)."""
     if stack.cpu:
-        reasons = []
-        if host.gpus:
-            reasons.append(f"a CPU target, and this host has a GPU ({host.gpus[0].label}): it is picked only "
-                           f"with --target {name}")
-        if host.arch is not None and host.arch != stack.arch:
-            reasons.append(f"built for {stack.arch} and this host's CPU is {host.arch}")
-        return TargetFit(name, not reasons, tuple(reasons), False, True)
+        return fit_cpu_target(name, stack, gpu=host.gpus[0].label if host.gpus else None, arch=host.arch,
+                              where=where)
     if not host.gpus:
-        why = "no NVIDIA GPU on this host" if host.driver is None else "no GPU this driver reports is in the matrix"
+        why = f"no NVIDIA GPU on {where}" if host.driver is None else "no GPU this driver reports is in the matrix"
         return TargetFit(name, False, (why,), False, False)
     from cudaenv.resolver.check import check_stack
 
     verdict = check_stack(matrix, stack, host)
+    return TargetFit(name, verdict.compatible, tuple(verdict.reasons), declares_host_gpus(declared, host), False)
+
+
+def fit_cpu_target(name: str, stack: Stack, *, gpu: str | None, arch: str | None, where: str = "this host",
+                   named: bool = False) -> TargetFit:
+    """A CPU target (``stack.cpu``) on a host with ``gpu`` (its first GPU's label; None: no GPU) and
+    CPU ``arch`` (None: not stated, so not held against it). ``named``: asked for with --target
+    NAME, which wins over the rule, so only the CPU is left to judge: CPU builds run on a GPU host
+    too, leaving its GPUs unused."""
+    reasons = []
+    if gpu is not None and not named:
+        reasons.append(f"a CPU target, and {where} has a GPU ({gpu}): it is picked only with --target {name}")
+    if arch is not None and arch != stack.arch:
+        reasons.append(f"built for {stack.arch} and {where}'s CPU is {arch}")
+    return TargetFit(name, not reasons, tuple(reasons), False, True)
+
+
+def fit_named(matrix, name: str, stack: Stack, declared: Host, host: Host, *, where: str = "this host") -> TargetFit:
+    """Target ``name`` asked for with --target NAME: it is not picked, so the rule's CPU/GPU split
+    does not apply; what is left is whether its stack runs on ``host`` at all (a GPU stack still
+    needs a GPU and a driver it runs on: never a silent CPU fallback)."""
+    if stack.cpu:
+        return fit_cpu_target(name, stack, gpu=host.gpus[0].label if host.gpus else None, arch=host.arch,
+                              where=where, named=True)
+    return fit_target(matrix, name, stack, declared, host, where=where)
+
+
+def declares_host_gpus(declared: Host, host: Host) -> bool:
+    """The target names every GPU of ``host`` (by compute capability): preferred among those that fit."""
     wanted = {g.compute_capability for g in declared.gpus}
-    declares = bool(wanted) and {g.compute_capability for g in host.gpus} <= wanted
-    return TargetFit(name, verdict.compatible, tuple(verdict.reasons), declares, False)
+    return bool(wanted) and bool(host.gpus) and {g.compute_capability for g in host.gpus} <= wanted
 
 
 def choose_fit(fits: Sequence[TargetFit]) -> TargetFit | None:
@@ -80,8 +104,12 @@ def judge_targets(matrix, project, lock_file, host: Host) -> tuple[TargetFit, ..
     from cudaenv.hosts.target import project_targets
 
     declared = dict(project_targets(matrix, project))
-    fits = []
-    for view in lock_file.targets:
-        target = declared.get(view.name)
-        fits.append(fit_target(matrix, view.name, view.resolved_stack(), target.host if target else Host(), host))
-    return tuple(fits)
+    return judge_stacks(matrix, [(view.name, view.resolved_stack(), declared[view.name].host if view.name in declared
+                                  else Host()) for view in lock_file.targets], host)
+
+
+def judge_stacks(matrix, targets, host: Host, *, named: bool = False) -> tuple[TargetFit, ...]:
+    """``targets``: (name, stack, declared host) in the configuration's order, each judged for
+    ``host``; ``named``: the one target --target NAME asked for (``fit_named``)."""
+    fit = fit_named if named else fit_target
+    return tuple(fit(matrix, name, stack, declared, host) for name, stack, declared in targets)

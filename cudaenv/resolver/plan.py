@@ -55,8 +55,8 @@ def _same_frameworks(stack: Stack, best: Stack) -> bool:
 
 
 def _choose_shared(resolutions: dict[str, Resolution]) -> dict[str, Stack]:
-    options = {
-        name: [s for s in r.alternatives if _same_frameworks(s, r.stack)]
+    options = {  # a resolution without alternatives (a CPU stack's) still has its own stack
+        name: [s for s in r.alternatives if _same_frameworks(s, r.stack)] or [r.stack]
         for name, r in resolutions.items() if r.ok
     }
     chosen: dict[str, Stack] = {}

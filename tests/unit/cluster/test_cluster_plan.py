@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from cudaenv.cluster.plan import plan_cluster
+from cudaenv.cluster.plan import ProjectOnCluster, plan_cluster
 from cudaenv.cluster.read import read_nodes
-from cudaenv.cluster.verdicts import judge_nodes, known_hosts
+from cudaenv.cluster.verdicts import NodeVerdict, judge_nodes, known_hosts
 from cudaenv.resolver.model import Host
 from tests.unit.cluster.helpers import NODES, configured_torch_stack
 
@@ -103,3 +103,44 @@ def test_groups_are_ordered_by_width_then_by_the_node_listing_not_by_node_names(
     narrow_nodes = tuple(v.name for v in judge_nodes(matrix, narrow, backwards) if v.compatible)
     assert len(wide_nodes) > len(narrow_nodes) > 0 and narrow_nodes < wide_nodes  # name order says narrow first
     assert plan.groups == ((wide_nodes, ("wide",)), (narrow_nodes, ("narrow",)))
+
+
+# --- one target of a project of several, judged by the caller ---------------------------------------
+
+
+def target_entry(name: str, nodes, runs: tuple[str, ...], stack) -> ProjectOnCluster:
+    """demo:NAME, already judged: it runs on ``runs`` (the nodes that pick that target)."""
+    verdicts = tuple(NodeVerdict(n, n.name in runs, None, () if n.name in runs else ("another target",), (), None)
+                     for n in nodes)
+    return ProjectOnCluster(f"demo:{name}", "cudaenv.lock", stack, None, verdicts, project="demo", target=name)
+
+
+def test_a_judged_target_entry_is_kept_as_judged_and_grouped_after_the_one_target_projects(matrix, nodes, stack):
+    a100 = target_entry("a100", nodes, ("a100-r535", "l4-r570"), stack)
+    laptop = target_entry("laptop", nodes, ("cpu-0",), stack)
+    plan = plan_cluster(matrix, [a100, ("wide", "lock", stack, None), laptop], nodes)
+    wide = tuple(v.name for v in judge_nodes(matrix, stack, nodes) if v.compatible)
+    assert plan.projects[0] is a100 and plan.projects[2] is laptop
+    assert plan.groups == ((wide, ("wide",)), (("a100-r535", "l4-r570"), ("demo:a100",)), (("cpu-0",), ("demo:laptop",)))
+    assert plan.group_targets == (None, "a100", "laptop")  # one-target projects first, then targets as given
+
+
+def test_groups_say_their_target_only_when_a_project_has_several(matrix, nodes, stack):
+    alone = plan_cluster(matrix, [("wide", "lock", stack, None)], nodes).as_dict()
+    assert set(alone["groups"][0]) == {"nodes", "projects"} and set(alone["projects"][0]) == {
+        "name", "ok", "source", "stack", "error", "nodes", "refused"}
+    mixed = plan_cluster(matrix, [("wide", "lock", stack, None), target_entry("a100", nodes, ("a100-r535",), stack)],
+                         nodes).as_dict()
+    assert [g["target"] for g in mixed["groups"]] == [None, "a100"]
+    assert (mixed["projects"][1]["project"], mixed["projects"][1]["target"]) == ("demo", "a100")
+    assert mixed["projects"][1]["refused"]["cpu-0"] == ["another target"]
+
+
+def test_a_project_of_several_targets_runs_when_one_of_them_runs_somewhere(matrix, nodes, stack):
+    runs = plan_cluster(matrix, [target_entry("a100", nodes, ("a100-r535",), stack),
+                                 target_entry("h100", nodes, (), stack)], nodes)
+    assert runs.ok and runs.groups[-1] == ((), ("demo:h100",))
+    nowhere = plan_cluster(matrix, [target_entry("a100", nodes, (), stack), target_entry("h100", nodes, (), stack)],
+                           nodes)
+    assert not nowhere.ok and nowhere.as_dict()["ok"] is False
+    assert nowhere.groups == (((), ("demo:a100",)), ((), ("demo:h100",)))

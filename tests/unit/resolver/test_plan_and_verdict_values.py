@@ -133,3 +133,16 @@ def test_a_project_refused_outside_the_matrix_keeps_its_reason_and_asks_for_no_d
     assert refused.problems == why.problems
     assert result.ok is False and result.driver_upgrade is None
     assert [names for _, names in result.groups] == [("fits",)]
+
+
+
+def test_projects_on_a_host_without_a_gpu_are_planned_onto_their_cpu_stacks():
+    from cudaenv.resolver.model import Host
+
+    cpu = Host(cpu=True)  # a CPU resolution carries no alternatives: its own stack is its one option
+    result = plan(matrix(), [("a", constraints(torch=">=2.6")), ("b", constraints(torch=">=2.6")),
+                             ("c", constraints(torch=">=2.6", python="3.12"))], cpu)
+    a, b, c = result.projects
+    assert result.ok and a.stack.cpu and c.stack.cpu and c.stack.python == "3.12"
+    assert result.groups == ((a.stack.base_image, ("a", "b")), (c.stack.base_image, ("c",)))
+    assert a.stack.base_image != c.stack.base_image

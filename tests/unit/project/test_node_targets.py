@@ -1,0 +1,122 @@
+"""Which of a project's targets a cluster node runs (cudaenv/project/node_targets.py): which_target's
+rule with the node's facts as the host, on the issue's three targets (laptop CPU; a100: CUDA 12.6
+locked for 535.104.05; h100: CUDA 13.0 locked for 580.65.06)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaenv.cluster.facts import KUBERNETES, SLURM, NodeFacts
+from cudaenv.hosts.target import project_targets
+from cudaenv.project import load_project
+from cudaenv.project.config import resolve_project
+from cudaenv.project.node_targets import TargetStack, judge_node, judge_nodes
+from tests.support.targets import THREE_TARGETS
+from tests.unit.resolver.helpers import matrix
+
+
+@pytest.fixture(scope="module")
+def targets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("three")
+    (root / "cudaenv.toml").write_text(THREE_TARGETS)
+    project = load_project(root)
+    return tuple(TargetStack(name, resolve_project(matrix(), project, t.host).stack, t.host, "test")
+                 for name, t in project_targets(matrix(), project))
+
+
+def gpu_node(name: str, driver: str | None, product: str | None, cc: str | None = None, *, arch="x86_64",
+             source=KUBERNETES, unknown=()) -> NodeFacts:
+    return NodeFacts(name, source, driver=driver, product=product, compute_capability=cc, gpu_count=1,
+                     capacity=1 if source == KUBERNETES else None, allocatable=1 if source == KUBERNETES else None,
+                     arch=arch, unknown=tuple(unknown))
+
+
+def cpu_node(name: str = "cpu-0", arch: str | None = "x86_64") -> NodeFacts:
+    return NodeFacts(name, KUBERNETES, arch=arch)
+
+
+def fits_of(judged) -> dict:
+    return {f.name: f for f in judged.fits}
+
+
+def one(targets, name):
+    return tuple(t for t in targets if t.name == name)
+
+
+def test_an_a100_node_on_r550_runs_a100_and_says_why_the_others_do_not(targets):
+    judged = judge_node(matrix(), targets, gpu_node("a", "550.54.15", "NVIDIA-A100-80GB-PCIe", "8.0"))
+    assert judged.chosen == "a100" and judged.compatible and judged.reasons == ()
+    fits = fits_of(judged)
+    assert fits["laptop"].reasons == ("a CPU target, and this node has a GPU (A100 (sm_80)): it is picked only with "
+                                      "--target laptop",)
+    assert fits["h100"].reasons[0].startswith("driver 550.54.15 runs")
+    assert judged.verdict("a100").mode == "minor-version"
+
+
+def test_an_h100_node_on_r580_runs_the_target_that_declares_the_h100(targets):
+    judged = judge_node(matrix(), targets, gpu_node("h", "580.65.06", "NVIDIA-H100-80GB-HBM3", "9.0"))
+    assert fits_of(judged)["a100"].fits  # CUDA 12.6 runs there too: the declaration decides
+    assert judged.chosen == "h100" and judged.verdict("h100").mode == "native"
+
+
+def test_a_node_without_a_gpu_runs_the_cpu_target(targets):
+    judged = judge_node(matrix(), targets, cpu_node())
+    assert judged.chosen == "laptop" and judged.host is None
+    assert fits_of(judged)["a100"].reasons == (
+        "no NVIDIA GPU on this node (no nvidia.com/gpu capacity, no GPU Feature Discovery labels)",)
+    assert judged.verdict("laptop").caveats == ()
+
+
+def test_a_node_without_a_gpu_of_another_cpu_runs_no_target(targets):
+    judged = judge_node(matrix(), targets, cpu_node("arm-0", "aarch64"))
+    assert judged.chosen is None and not judged.compatible
+    assert "laptop: built for x86_64 and this node's CPU is aarch64" in judged.reasons
+
+
+def test_a_node_that_states_no_cpu_runs_the_cpu_target_with_a_caveat(targets):
+    judged = judge_node(matrix(), targets, cpu_node(arch=None))
+    assert judged.chosen == "laptop"
+    assert judged.verdict("laptop").caveats == (
+        "the node states no CPU architecture (no kubernetes.io/arch label): checked as x86_64, the CPU the image "
+        "is built for",)
+
+
+def test_a_gpu_node_whose_gpu_nothing_identifies_never_runs_the_cpu_target(targets):
+    judged = judge_node(matrix(), targets, NodeFacts("nvidia1", KUBERNETES, capacity=1, arch="x86_64"))
+    assert judged.chosen is None
+    assert fits_of(judged)["laptop"].reasons == ("a CPU target, and this node has a GPU (model unknown): it is picked "
+                                                 "only with --target laptop",)
+
+
+def test_a_gpu_targets_reasons_are_the_nodes_own_words(targets):
+    unknown = ("driver: Slurm records no driver version",)
+    judged = judge_node(matrix(), targets, gpu_node("s", None, "a100", source=SLURM, unknown=unknown))
+    assert judged.chosen is None
+    assert fits_of(judged)["a100"].reasons == ("cannot be known: driver: Slurm records no driver version",)
+    assert "a100: cannot be known: driver: Slurm records no driver version" in judged.reasons
+
+
+def test_a_cpu_target_asked_for_by_name_runs_on_a_gpu_node_with_a_caveat(targets):
+    judged = judge_node(matrix(), one(targets, "laptop"), gpu_node("a", "550.54.15", "NVIDIA-A100-80GB-PCIe", "8.0"),
+                        named=True)
+    assert judged.chosen == "laptop"
+    assert judged.verdict("laptop").caveats == ("a CPU target on a node with a GPU (A100 (sm_80)): the GPU goes unused",)
+
+
+def test_a_gpu_target_asked_for_by_name_does_not_run_on_a_node_without_a_gpu(targets):
+    judged = judge_node(matrix(), one(targets, "a100"), cpu_node(), named=True)
+    assert judged.chosen is None and [f.name for f in judged.fits] == ["a100"]
+
+
+def test_the_json_names_the_target_and_every_targets_fit(targets):
+    a100, t4 = judge_nodes(matrix(), targets, (gpu_node("a", "550.54.15", "NVIDIA-A100-80GB-PCIe", "8.0"),
+                                                gpu_node("t", "470.129.06", "Tesla-T4", "7.5")))
+    data = a100.as_dict()
+    assert data["target"] == "a100" and data["compatible"] and data["mode"] == "minor-version"
+    assert [t["target"] for t in data["targets"]] == ["laptop", "a100", "h100"]
+    assert data["targets"][1] == {"target": "a100", "fits": True, "reasons": [], "cpu": False}
+    assert data["targets"][0]["cpu"] is True and data["targets"][0]["fits"] is False
+    assert data["host"] == {"driver": "550.54.15", "gpus": ["A100 (sm_80)"]}
+    refused = t4.as_dict()
+    assert refused["target"] is None and refused["mode"] is None and refused["caveats"] == []
+    assert [r.split(": ")[0] for r in refused["reasons"]] == ["laptop", "a100", "h100"]
