@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from cudaenv.cli.target import target_name_option
+
 
 @click.command("compose")
 @click.argument("directories", nargs=-1, type=click.Path(file_okay=False, exists=True, path_type=Path))
@@ -24,7 +26,8 @@ import click
 @click.option("-e", "--env", "env", multiple=True,
               help="Set NAME=value in every service (on top of [run] env); -e NAME: taken from the shell that runs "
                    "`docker compose up`, never written into the file.")
-def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) -> None:
+@target_name_option(what="every service (each project must name it)")
+def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env, target_name) -> None:
     """Print a compose.yaml that runs each project DIRECTORY (default: this one) as a service.
 
     Each service uses the image `cudaenv build` made for the project's lock (build first), its
@@ -35,6 +38,8 @@ def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) 
     \b
         cudaenv export compose ./detector ./segmenter --gpus auto -o compose.yaml
         docker compose -f compose.yaml up
+
+    A project that names several targets is exported for --target NAME's stack.
     """
     from cudaenv.images.build import buildkit_available
     from cudaenv.hosts.user import run_user
@@ -44,7 +49,7 @@ def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) 
     from cudaenv.images.plan import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
-    from cudaenv.project.lock import current_lock
+    from cudaenv.cli.export_lock import locked_target
     from cudaenv.project.runopts import parse_gpus
 
     values, passed = parse_export_env(env)
@@ -62,10 +67,8 @@ def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) 
     matrix = load_matrix()
     inputs = []
     for project, request in zip(projects, requests):
-        lock, stale = current_lock(project, matrix)
-        if lock is None or stale:
-            raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {project.root}` first "
-                            "(it locks, then builds the image compose runs)")
+        lock = locked_target(project, matrix, target_name, first=f"cudaenv build {project.root}",
+                             why=" (it locks, then builds the image compose runs)")
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         inputs.append(ServiceInput(project, plan.default_tag, request))
     user, user_env = run_user()
