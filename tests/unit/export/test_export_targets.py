@@ -100,7 +100,7 @@ def test_kubernetes_without_a_target_names_the_targets_and_both_ways_out(project
     assert SEVERAL in line and "--target NAME" in line and "--all-targets" in line
 
 
-@pytest.mark.parametrize("kind", ["slurm", "kubernetes", "compose"])
+@pytest.mark.parametrize("kind", ["slurm", "kubernetes", "compose", "devcontainer"])
 def test_a_target_the_project_does_not_name_is_refused_naming_those_it_does(project, env, kind):
     line = refused(export(kind, project, env, "--target", "h200", "--image", IMAGE)
                    if kind in ("slurm", "kubernetes") else export(kind, project, env, "--target", "h200"))
@@ -319,3 +319,63 @@ def test_compose_runs_the_named_targets_image(project, env):
 def test_compose_of_a_cpu_target_is_refused_while_no_image_is_built_for_it(project, env):
     assert "target laptop has no GPU (a CPU-only stack)" in refused(export("compose", project, env, "--target", "laptop"))
 
+
+# --- Dev container ------------------------------------------------------------------------------------
+
+LAPTOP_AND_A100 = THREE_TARGETS.split("[targets.h100]")[0]
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory) -> Path:
+    """A CPU laptop and an A100: the one devcontainer.json both open."""
+    return lock_offline(tmp_path_factory.mktemp("two") / "demo", LAPTOP_AND_A100 + RUN).root
+
+
+def devcontainer(root: Path, env: dict, *args) -> tuple[dict, str]:
+    proc = export("devcontainer", root, env, "--stdout", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_a_cpu_and_a_gpu_target_open_one_gpu_optional_dev_container(two, env):
+    config, err = devcontainer(two, env, "--gpus", "all")
+    assert config["hostRequirements"] == {"gpu": "optional"}
+    assert "--gpus" not in config["runArgs"] and "--device" not in config["runArgs"]
+    assert "NVIDIA_VISIBLE_DEVICES" not in config["containerEnv"]
+    assert config["image"] == image_tag(two, "a100")
+    assert err == ("cudaenv: note: the dev container opens target a100's image; GPU optional, so target laptop opens "
+                   "it without a GPU\n")
+
+
+def test_a_gpu_count_the_optional_file_cannot_carry_is_said(two, env):
+    config, err = devcontainer(two, env)  # [run] gpus = "2"
+    assert config["hostRequirements"] == {"gpu": "optional"} and "--gpus" not in config["runArgs"]
+    assert "cudaenv: note: GPUs 2: a GPU-optional dev container gets the GPUs from the Dev Containers tool" in err
+
+
+def test_gpus_none_is_todays_no_gpu_file(two, env):
+    config, _ = devcontainer(two, env, "--gpus", "none")
+    assert "hostRequirements" not in config and config["containerEnv"]["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+def test_cdi_access_is_refused_for_a_gpu_optional_file(two, env):
+    assert "--gpu-access cdi: a GPU-optional dev container" in refused(
+        export("devcontainer", two, env, "--stdout", "--gpu-access", "cdi"))
+
+
+def test_several_gpu_targets_need_target_for_the_dev_containers_image(project, env):
+    assert "names several GPU targets (a100, h100); pass --target NAME" in refused(
+        export("devcontainer", project, env, "--stdout"))
+    config, err = devcontainer(project, env, "--target", "h100", "--gpus", "all")
+    assert config["image"] == image_tag(project, "h100") and config["hostRequirements"] == {"gpu": "optional"}
+    assert "opens target h100's image" in err
+
+
+def test_a_cpu_target_is_no_image_for_the_dev_container(project, env):
+    assert "--target laptop: a CPU-only target" in refused(export("devcontainer", project, env, "--target", "laptop"))
+
+
+def test_gpu_targets_without_a_cpu_target_keep_a_required_gpu(tmp_path, env):
+    root = lock_offline(tmp_path / "gpus", THREE_TARGETS.replace('[targets.laptop]\ngpus = "none"\n', "") + RUN).root
+    config, _ = devcontainer(root, env, "--target", "a100", "--gpus", "all")
+    assert config["hostRequirements"] == {"gpu": True} and config["runArgs"][:2] == ["--gpus", "all"]
