@@ -316,6 +316,14 @@ def test_compose_runs_the_named_targets_image(project, env):
     assert service["image"] == image_tag(project, "h100") != image_tag(project, "a100")
 
 
+@pytest.mark.parametrize("asked", [("all", None), ("count", 2), ("ids", ("0",)), ("auto", None)])
+def test_a_cpu_targets_service_reserves_no_gpu_whatever_is_asked(project, asked):
+    from cudaenv.export.compose import service_gpus
+
+    assert service_gpus(stack_of(project, "laptop"), asked) == ("none", None)
+    assert service_gpus(stack_of(project, "a100"), asked) == asked
+
+
 def test_compose_of_a_cpu_target_is_refused_while_no_image_is_built_for_it(project, env):
     assert "target laptop has no GPU (a CPU-only stack)" in refused(export("compose", project, env, "--target", "laptop"))
 
