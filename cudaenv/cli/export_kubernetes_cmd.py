@@ -95,7 +95,8 @@ def kubernetes(directory, kind, target_names, all_targets, images, name, namespa
     paths = [output / file_name(workload) for workload in workloads]
     existing = [str(path) for path in paths if path.exists()]
     if existing and not force:
-        raise UserError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''}; pass --force to overwrite")
+        raise UserError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''}; pass --force to overwrite "
+                        + ("it" if len(existing) == 1 else "them"))
     from cudaenv.project.lock import write_atomically
 
     output.mkdir(parents=True, exist_ok=True)

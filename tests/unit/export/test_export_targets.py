@@ -292,7 +292,7 @@ def test_output_writes_one_file_per_target_and_none_over_an_existing_one(project
     (out / "demo-laptop-job.yaml").unlink()
     (out / "demo-h100-job.yaml").write_text("mine\n")
     line = refused(export("kubernetes", project, env, *args))
-    assert "demo-h100-job.yaml" in line and line.endswith(" exist; pass --force to overwrite")
+    assert "demo-h100-job.yaml" in line and line.endswith(" exist; pass --force to overwrite them")
     assert not (out / "demo-laptop-job.yaml").exists() and (out / "demo-h100-job.yaml").read_text() == "mine\n"
     assert export("kubernetes", project, env, *args, "--force").returncode == 0
     assert yaml.safe_load((out / "demo-h100-job.yaml").read_text())["metadata"]["name"] == "demo-h100"
