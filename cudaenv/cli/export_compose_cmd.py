@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from cudaenv.cli.target import target_name_option
+
 
 @click.command("compose")
 @click.argument("directories", nargs=-1, type=click.Path(file_okay=False, exists=True, path_type=Path))
@@ -24,7 +26,8 @@ import click
 @click.option("-e", "--env", "env", multiple=True,
               help="Set NAME=value in every service (on top of [run] env); -e NAME: taken from the shell that runs "
                    "`docker compose up`, never written into the file.")
-def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) -> None:
+@target_name_option(what="every service (each project must name it)")
+def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env, target_name) -> None:
     """Print a compose.yaml that runs each project DIRECTORY (default: this one) as a service.
 
     Each service uses the image `cudaenv build` made for the project's lock (build first), its
@@ -35,23 +38,30 @@ def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) 
     \b
         cudaenv export compose ./detector ./segmenter --gpus auto -o compose.yaml
         docker compose -f compose.yaml up
+
+    A project that names several targets is exported for --target NAME's stack; a CPU-only
+    target's service reserves no GPU, whatever --gpus says for the others.
     """
     from cudaenv.images.build import buildkit_available
     from cudaenv.hosts.user import run_user
     from cudaenv.errors import UserError
-    from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render
+    from cudaenv.export.compose import ServiceInput, assign_auto, compose_document, render, service_gpus
     from cudaenv.export.environment import parse_export_env
     from cudaenv.images.plan import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
-    from cudaenv.project.lock import current_lock
+    from cudaenv.cli.export_lock import locked_target
     from cudaenv.project.runopts import parse_gpus
 
     values, passed = parse_export_env(env)
     projects = [load_project(d) for d in (directories or (Path("."),))]
     if gpus is not None:
         parse_gpus(gpus)
-    requests = [parse_gpus(gpus or p.run.gpus) for p in projects]
+    asked = [parse_gpus(gpus or p.run.gpus) for p in projects]
+    matrix = load_matrix()
+    locks = [locked_target(project, matrix, target_name, first=f"cudaenv build {project.root}",
+                           why=" (it locks, then builds the image compose runs)") for project in projects]
+    requests = [service_gpus(lock.resolved_stack(), request) for lock, request in zip(locks, asked)]
     if gpu_count is None and any(kind == "auto" for kind, _ in requests):
         from cudaenv.matrix import load_matrix as _load
         from cudaenv.hosts.target import resolve_target
@@ -59,13 +69,8 @@ def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env) 
         host = resolve_target(_load(), driver=None, gpus=(), compute_capabilities=()).host
         gpu_count = len(host.gpus) or None
     requests = assign_auto(requests, gpu_count)
-    matrix = load_matrix()
     inputs = []
-    for project, request in zip(projects, requests):
-        lock, stale = current_lock(project, matrix)
-        if lock is None or stale:
-            raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {project.root}` first "
-                            "(it locks, then builds the image compose runs)")
+    for project, lock, request in zip(projects, locks, requests):
         plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
         inputs.append(ServiceInput(project, plan.default_tag, request))
     user, user_env = run_user()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from cudaenv.cli.target import target_name_option
+
 
 @click.command("devcontainer")
 @click.argument("directory", required=False, default=".",
@@ -16,13 +18,18 @@ import click
               help="How the GPUs are asked for: cdi (device names nvidia.com/gpu=N from CDI specs: Podman, Docker 25+ "
                    "with CDI enabled), legacy (the NVIDIA runtime hook), or auto (what this machine's engine does).")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the file instead of writing it.")
-def devcontainer(directory, force, gpus, gpu_access, to_stdout) -> None:
+@target_name_option(what="the dev container's image")
+def devcontainer(directory, force, gpus, gpu_access, to_stdout, target_name) -> None:
     """Write .devcontainer/devcontainer.json: open DIRECTORY in its cudaenv image.
 
     The container is the image `cudaenv build` made for the project's lock (build first), with
     the project at /workspace, your UID:GID, GPUs (`hostRequirements.gpu`, and `--gpus` or, on a CDI host, `--device nvidia.com/gpu=N`), the
     [run] shared memory, ulimits and env, and VS Code's Python interpreter set to /opt/venv.
     Never overwrites an existing file without --force.
+
+    A project with a CPU-only target and a GPU target gets one file for both: the GPU target's image
+    (--target NAME where there are several), `hostRequirements.gpu: "optional"` and no GPU flag, so
+    it opens on a host without a GPU and the Dev Containers tool adds the GPUs where it finds them.
     """
     from cudaenv.images.build import buildkit_available
     from cudaenv.hosts.user import run_user
@@ -31,21 +38,35 @@ def devcontainer(directory, force, gpus, gpu_access, to_stdout) -> None:
     from cudaenv.images.plan import plan_image
     from cudaenv.matrix import load_matrix
     from cudaenv.project import load_project
-    from cudaenv.project.lock import current_lock, write_atomically
+    from cudaenv.cli.export_lock import locked_target
+    from cudaenv.project.lock import write_atomically
     from cudaenv.project.runopts import parse_gpus
 
     project = load_project(directory)
     request = parse_gpus(gpus or project.run.gpus)
     matrix = load_matrix()
-    lock, stale = current_lock(project, matrix)
-    if lock is None or stale:
-        raise UserError(f"{project.lock_path}: {stale[0]}; run `cudaenv build {directory}` first")
+    choice = None
+    if project.several_targets:
+        from cudaenv.export.devcontainer import choose_image_target
+        from cudaenv.hosts.target import project_targets
+
+        declared = [(name, t.host.cpu, t.host.platform) for name, t in project_targets(matrix, project)]
+        if target_name is not None:
+            project.target_named(target_name)  # a name the project does not have: the error lists those it has
+        choice = choose_image_target(declared, target_name, str(project.config_path))
+        lock = locked_target(project, matrix, choice.target, first=f"cudaenv lock {directory}")
+    else:
+        lock = locked_target(project, matrix, target_name, first=f"cudaenv build {directory}")
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
     user, _ = run_user()
     from cudaenv.export.gpu_access import cdi_specs_for
 
-    cdi_specs = cdi_specs_for(gpu_access, request[0] != "none")
-    text = render(devcontainer_document(project, plan.default_tag, request, user, cdi_specs))
+    wants_gpus = request[0] != "none"
+    optional = choice is not None and bool(choice.cpu_targets) and wants_gpus
+    cdi_specs = cdi_specs_for(gpu_access, wants_gpus) if not optional or gpu_access == "cdi" else None
+    text = render(devcontainer_document(project, plan.default_tag, request, user, cdi_specs, gpu_optional=optional))
+    for note in choice.said(request) if choice is not None else ():
+        click.echo(f"cudaenv: note: {note}", err=True)
     if to_stdout:
         click.echo(text, nl=False)
         return

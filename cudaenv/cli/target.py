@@ -36,11 +36,16 @@ def target_options(*, fleet: bool = False):
     return decorate
 
 
-def target_name_option(*, what: str = "this command"):
+def target_name_option(*, what: str = "this command", multiple: bool = False):
     """``--target NAME``: which of the project's named targets ([targets.NAME]) ``what`` serves.
-    One spelling for every command, so the option reads the same in build, run, check and exports."""
+    One spelling for every command, so the option reads the same in build, run, check and exports;
+    ``multiple``: repeatable (``target_names``, a tuple), for a command that serves several at once."""
     import click
 
+    if multiple:
+        return click.option("--target", "target_names", metavar="NAME", multiple=True, callback=_not_blank,
+                            help=f"The project's target ([targets.NAME]) {what} serves (repeatable: one each). "
+                                 "Needed when the project names several targets.")
     return click.option("--target", "target_name", metavar="NAME", callback=_not_blank,
                         help=f"The project's target ([targets.NAME]) {what} serves. Needed when the project "
                              "names several targets and none is picked from this host.")

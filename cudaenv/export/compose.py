@@ -54,6 +54,13 @@ def gpu_reservation(kind: str, value, cdi_devices: tuple[str, ...] = ()) -> dict
     return {"resources": {"reservations": {"devices": [device]}}}
 
 
+def service_gpus(stack, request: tuple[str, object]) -> tuple[str, object]:
+    """The GPUs a service reserves: ``request`` (--gpus, else [run] gpus), none for a CPU-only
+    target's stack, which uses none (a reservation would also make the service fail on a host
+    without the NVIDIA runtime)."""
+    return ("none", None) if stack.cpu else request
+
+
 def named_indices(kind: str, value) -> set[int] | None:
     """The GPU indices a non-auto request takes on the host (None: every GPU). A count takes the
     first N, as Docker's NVIDIA device driver hands them out (moby daemon/nvidia_linux.go

@@ -6,12 +6,30 @@ Plain data serialized as JSON (the spec's file is JSON with comments; JSON is a 
 fields of the Dev Containers specification (containers.dev/implementors/json_reference):
 `image`, `workspaceMount`/`workspaceFolder`, `runArgs`, `containerEnv`, `containerUser`,
 `updateRemoteUserUID`, `hostRequirements.gpu`, `customizations.vscode`.
+
+**GPU-optional** (a project whose targets include a CPU-only one and a GPU one, issue #37 §4): one
+committed devcontainer.json must open on the laptop without a GPU and on the GPU workstation.
+``--gpus all`` in ``runArgs`` fails where the NVIDIA runtime is missing ("could not select device
+driver"; devcontainers/spec#469, loft-sh/devpod#1197), so the file then carries no GPU flag at all
+and says ``hostRequirements.gpu: "optional"``: the Dev Containers CLI adds ``--gpus all`` itself
+where ``docker info`` shows the NVIDIA runtime (or ``--gpu-availability all``) and nothing
+elsewhere, without the warning a required GPU gives. Which GPUs (``[run] gpus`` ids or a count) and
+CDI device names cannot be said that way: the tool hands over all of them, through the runtime.
+
+**Which image then.** The GPU target's: the one image cudaenv builds for the project, so every
+developer works in the same packages. CUDA's user-space libraries load without a GPU (a framework
+reports no device and runs on the CPU), so the laptop opens it as it is; it is the larger image, and
+the CPU target's own stack (CPU wheels, no CUDA) is what its lock keeps for CPU-only hosts, for which
+cudaenv builds no image yet. Where the project has several GPU targets, ``--target`` says whose.
+A CPU target of another CPU architecture than the image's (an arm64 laptop, an x86_64 cluster) would
+run it emulated, if at all: the export says so.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from cudaenv.errors import UserError
@@ -57,12 +75,75 @@ def cdi_run_args(names: tuple[str, ...]) -> list[str]:
     return [word for name in names for word in ("--device", name)]
 
 
-def devcontainer_document(project, image: str, gpus: tuple, user: str, cdi_specs: dict | None = None) -> dict:
+@dataclass(frozen=True)
+class ImageChoice:
+    """Whose image a project of several targets opens, and who opens it without a GPU."""
+
+    target: str  # the GPU target whose image the dev container uses
+    cpu_targets: tuple[str, ...]  # CPU-only targets: their hosts open the same image without a GPU
+    notes: tuple[str, ...] = ()  # what the user should know (another CPU architecture)
+
+    def said(self, gpus: tuple) -> tuple[str, ...]:
+        """The notes an export prints for a file that asks for ``gpus`` (none: not GPU-optional)."""
+        if gpus[0] == "none" or not self.cpu_targets:
+            return (f"the dev container opens target {self.target}'s image", *self.notes)
+        several = len(self.cpu_targets) > 1
+        return (f"the dev container opens target {self.target}'s image; GPU optional, so target{'s' if several else ''} "
+                f"{', '.join(self.cpu_targets)} open{'' if several else 's'} it without a GPU",
+                *self.notes, *optional_gpu_notes(*gpus))
+
+
+def choose_image_target(targets, chosen: str | None, where: str) -> ImageChoice:
+    """``targets``: (name, CPU-only, CPU architecture) of each, in the configuration's order.
+    The image is a GPU target's (cudaenv builds none for a CPU stack yet): ``chosen``'s, else the
+    only GPU target's; several GPU targets and none chosen, or a CPU target chosen: exit 2."""
+    gpu = [name for name, cpu, _ in targets if not cpu]
+    if chosen is not None:
+        if chosen not in gpu:
+            raise UserError(f"--target {chosen}: a CPU-only target: the dev container opens a GPU target's image "
+                            f"(cudaenv builds none for a CPU stack yet), which runs without a GPU too; "
+                            f"GPU targets: {', '.join(gpu) or 'none'}")
+        target = chosen
+    elif len(gpu) == 1:
+        (target,) = gpu
+    elif gpu:
+        raise UserError(f"{where}: names several GPU targets ({', '.join(gpu)}); pass --target NAME for the image "
+                        "the dev container opens")
+    else:
+        raise UserError(f"{where}: every target is CPU-only ({', '.join(n for n, _, _ in targets)}): the dev container "
+                        "opens a GPU target's image, and cudaenv builds none for a CPU stack yet")
+    arch = next(a for name, _, a in targets if name == target)
+    cpu_targets = tuple(name for name, cpu, _ in targets if cpu)
+    notes = tuple(f"target {name} is {a} and target {target}'s image is {arch}: there the dev container runs "
+                  "emulated, if at all" for name, cpu, a in targets if cpu and a != arch)
+    return ImageChoice(target, cpu_targets, notes)
+
+
+def optional_gpu_notes(kind: str, value) -> tuple[str, ...]:
+    """What a GPU-optional file cannot carry of ``[run] gpus`` / ``--gpus``: the tool gives all GPUs."""
+    if kind == "count" or kind == "ids" or (kind == "auto" and isinstance(value, int)):
+        asked = ",".join(str(v) for v in value) if kind == "ids" else str(int(value))
+        return (f"GPUs {asked}: a GPU-optional dev container gets the GPUs from the Dev Containers tool, which "
+                "hands over all of them where the NVIDIA runtime is found",)
+    return ()
+
+
+def devcontainer_document(project, image: str, gpus: tuple, user: str, cdi_specs: dict | None = None, *,
+                          gpu_optional: bool = False) -> dict:
     """``cdi_specs``: None for the legacy ``--gpus``; else the GPUs go as CDI devices, checked
-    against these (empty: nvidia-ctk's default names)."""
+    against these (empty: nvidia-ctk's default names). ``gpu_optional``: no GPU flag in the file,
+    ``hostRequirements.gpu: "optional"`` (the tool adds GPUs where it finds the NVIDIA runtime)."""
     kind, value = gpus
     run = project.run
-    if cdi_specs is not None:
+    if gpu_optional and cdi_specs is not None:
+        raise UserError("--gpu-access cdi: a GPU-optional dev container gets its GPUs from the Dev Containers tool "
+                        "(--gpus all, where it finds the NVIDIA runtime); CDI names in runArgs fail on a host "
+                        "without them")
+    if kind == "none":
+        gpu_optional = False
+    if gpu_optional:
+        args = []
+    elif cdi_specs is not None:
         from cudaenv.hosts.cdi import request_names
 
         args = cdi_run_args(request_names(kind, value, cdi_specs))
@@ -96,7 +177,7 @@ def devcontainer_document(project, image: str, gpus: tuple, user: str, cdi_specs
         }},
     }
     if kind != "none":
-        document["hostRequirements"] = {"gpu": True}
+        document["hostRequirements"] = {"gpu": "optional" if gpu_optional else True}
     if run.ports:
         from cudaenv.project.runopts import parse_ports
 

@@ -34,6 +34,10 @@ What labels cannot say (written into the manifest too): GFD labels one GPU per n
 with mixed GPU models is judged by its first; whether a GPU is a data-center part is not labelled,
 so forward compatibility (cuda-compat) is not offered; a node without GFD labels is never chosen.
 
+**A CPU-only target** (``gpus = "none"``) asks for no GPU: no ``nvidia.com/gpu`` limit, no GFD terms,
+no toleration of GPU nodes' taint and no RuntimeClass (the NVIDIA one is for GPU containers); its
+nodes are chosen by CPU alone (``kubernetes.io/arch``).
+
 The manifest is plain data serialized by a YAML library, never text pasted into a template, and
 every value from a project or a flag is checked against its Kubernetes grammar first (exit 2).
 """
@@ -269,6 +273,14 @@ def requirement_dict(requirement: Requirement) -> dict:
     return data
 
 
+def cpu_affinity(stack) -> dict:
+    """``spec.affinity.nodeAffinity`` for a CPU-only target's pod: any node whose CPU the image
+    is built for (without it an x86_64 image lands on an arm64 node and fails ``exec format error``)."""
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [requirement_dict(r) for r in term]} for term in architecture_terms((stack.arch,))
+    ]}}
+
+
 def node_affinity(matrix, stack) -> dict:
     """``spec.affinity.nodeAffinity`` (as plain data) choosing exactly the nodes whose GFD labels
     describe a driver and GPU that ``check_stack`` accepts for ``stack``, on a CPU the image is built for."""
@@ -379,6 +391,8 @@ class Workload:
     replicas: int = 1
     backoff_limit: int = 0
     forward: bool = False  # the lock chose forward compatibility, which labels cannot select
+    target: str | None = None  # the target the stack is locked for, where the project names several
+    cpu: bool = False  # a CPU-only target's stack
 
 
 def build_workload(project, matrix, stack, *, kind: str = "job", image: str, name: str | None = None,
@@ -386,8 +400,9 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
                    user: str | None = None, shm_size: str | None = None, replicas: int | None = None,
                    backoff_limit: int | None = None, command: tuple[str, ...] = (),
                    env: dict[str, str] | None = None, passthrough: tuple[str, ...] = (),
-                   secret: str | None = None) -> Workload:
-    """A validated ``Workload`` for ``project``'s locked ``stack``; the flags override [run]."""
+                   secret: str | None = None, target: str | None = None) -> Workload:
+    """A validated ``Workload`` for ``project``'s locked ``stack``; the flags override [run].
+    ``target``: the name of the target the stack is locked for, where the project names several."""
     from cudaenv.export.slurm import gres_count
     from cudaenv.core.references import check_reference
     from cudaenv.resolver import driver as drv
@@ -403,7 +418,15 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
         raise UserError(f"--replicas: expected a count from 0, got {replicas}")
     if backoff_limit is not None and not 0 <= backoff_limit <= MAX_ID:
         raise UserError(f"--backoff-limit: expected a count from 0, got {backoff_limit}")
-    count, gpus_note = gres_count(gpus, project.run.gpus, where, picker="the NVIDIA device plugin")
+    if stack.cpu:
+        from cudaenv.export.slurm import cpu_gpus
+
+        count, gpus_note = cpu_gpus(gpus, target)
+        if runtime_class is not None:
+            raise UserError(f"--runtime-class {runtime_class}: {'target ' + target if target else 'the locked target'} "
+                            "is CPU-only: its pod asks for no GPU and needs no GPU runtime")
+    else:
+        count, gpus_note = gres_count(gpus, project.run.gpus, where, picker="the NVIDIA device plugin")
     command = tuple(command) or tuple(project.run.command)
     if not command:
         raise UserError(f"nothing to run: give the command after `--`, or set [run] command in {where}")
@@ -428,21 +451,24 @@ def build_workload(project, matrix, stack, *, kind: str = "job", image: str, nam
     if project.run.ipc == "host":
         shm_note += " ([run] ipc = \"host\" is not carried over: hostIPC shares the node's IPC namespace)"
     uid, gid = run_as(user)
-    frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "CUDA runtime"
+    frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or ("Python" if stack.cpu else "CUDA runtime")
+    device = "CPU only" if stack.cpu else f"CUDA {stack.cuda}"
     return Workload(
         kind=kind,
         name=workload_name,
         image=check_reference(image, "--image"),
         project=comment(project.name),
-        summary=comment(f"{frameworks} | CUDA {stack.cuda} | Python {stack.python}"),
-        driver_need=f"a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}", arch=stack.arch,
+        summary=comment(f"{frameworks} | {device} | Python {stack.python}"),
+        driver_need=("no NVIDIA driver (a CPU-only stack)" if stack.cpu
+                     else f"a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}"),
+        arch=stack.arch,
         gpus=count, gpus_note=comment(gpus_note), uid=uid, gid=gid, shm=shm, shm_note=comment(shm_note),
-        affinity=node_affinity(matrix, stack) if count > 0 else None,
+        affinity=node_affinity(matrix, stack) if count > 0 else cpu_affinity(stack) if stack.cpu else None,
         namespace=dns_label(namespace, "--namespace") if namespace is not None else None,
         runtime_class=dns_subdomain(runtime_class, "--runtime-class") if runtime_class is not None else None,
         command=command, env=tuple(sorted(merged_env.items())), passed=passed, secret=secret_name,
         replicas=1 if replicas is None else replicas, backoff_limit=0 if backoff_limit is None else backoff_limit,
-        forward=stack.driver_compatibility == drv.FORWARD,
+        forward=stack.driver_compatibility == drv.FORWARD, target=target, cpu=stack.cpu,
     )
 
 
@@ -494,6 +520,7 @@ def manifest(workload: Workload) -> dict:
                               "seccompProfile": {"type": "RuntimeDefault"}}
     if workload.affinity:
         pod["affinity"] = {"nodeAffinity": workload.affinity}
+    if workload.gpus:
         pod["tolerations"] = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
     pod["containers"] = [container]
     pod["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": workload.shm}}]
@@ -504,6 +531,8 @@ def manifest(workload: Workload) -> dict:
     metadata["labels"] = labels
     metadata["annotations"] = {"cudaenv.io/project": workload.project, "cudaenv.io/stack": workload.summary,
                                "cudaenv.io/driver": workload.driver_need}
+    if workload.target:
+        metadata["annotations"]["cudaenv.io/target"] = workload.target
     if workload.kind == "job":
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
                 "spec": {"backoffLimit": workload.backoff_limit, "template": template}}
@@ -517,15 +546,16 @@ def header(workload: Workload) -> str:
     from cudaenv import __version__
 
     kind = "Job" if workload.kind == "job" else "Deployment"
+    target = f" --target {workload.target}" if workload.target else ""
     lines = [
-        f"{kind} for {workload.project}: {workload.summary}",
-        f"Generated by cudaenv {__version__} (`cudaenv export kubernetes --kind {workload.kind}`); "
+        f"{kind} for {workload.project}{f' (target {workload.target})' if workload.target else ''}: {workload.summary}",
+        f"Generated by cudaenv {__version__} (`cudaenv export kubernetes --kind {workload.kind}{target}`); "
         "`kubectl apply -f` it.",
         f"The image needs {workload.driver_need}.",
         f"GPUs: {workload.gpus} ({workload.gpus_note}); /dev/shm: {workload.shm} in memory ({workload.shm_note};",
         "  it counts against the container's memory limit).",
     ]
-    if workload.affinity:
+    if workload.gpus:
         lines += [
             "Node affinity: generated from cudaenv's resolver rules (the same verdict as `cudaenv check`) over",
             "  GPU Feature Discovery labels: a node qualifies when its driver runs this CUDA (natively, or through",
@@ -542,7 +572,11 @@ def header(workload: Workload) -> str:
             lines.append("The lock relies on forward compatibility (cuda-compat in the image) for its target host: "
                          "such nodes are left out here.")
     else:
-        lines.append("No GPU is requested, so no GPU node affinity; NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
+        lines.append("No GPU is requested" + (" (a CPU-only target)" if workload.cpu else "")
+                     + ", so no GPU node affinity; NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
+        if workload.affinity:
+            lines.append(f"Node affinity: any node whose CPU the image is built for (kubernetes.io/arch: "
+                         f"{OCI_ARCH[workload.arch]}; the image is {workload.arch} only).")
     lines.append(f"Runs as UID {workload.uid}, GID {workload.gid}: the numeric non-root user cudaenv built into the image.")
     if any("$" in text for text in (*workload.command, *(value for _, value in workload.env))):
         lines.append("Every $ in args and env values is written as $$: Kubernetes would otherwise expand $(NAME).")

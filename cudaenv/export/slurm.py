@@ -10,6 +10,11 @@ Node features: where a site tags its nodes (``Feature=a100,...`` in slurm.conf),
 ``[cluster.slurm.features]`` says what each tag means (a GPU and a driver), and the script asks
 for ``--constraint`` with exactly the tags whose nodes pass ``check_stack`` — the resolver's own
 verdict, never a rule re-derived here.
+
+A CPU-only target (``gpus = "none"``) is a job that asks for no GPU: no ``--gres``, no node feature
+(the features describe GPU nodes), Apptainer without ``--nv`` (which looks for the node's driver
+libraries) and no GPU for ``docker run``. Slurm has no selector for a node's CPU architecture, so the
+script says in a comment which CPU its image is built for.
 """
 
 from __future__ import annotations
@@ -75,6 +80,9 @@ class SlurmJob:
     ulimits: tuple[tuple[str, int, int], ...] = ()  # what the project asked for: kept, or the job fails
     default_ulimits: tuple[tuple[str, int, int], ...] = ()  # NVIDIA's recommendation: only where the node grants it
     docker_gpus: str = "allocated"
+    target: str | None = None  # the target the stack is locked for, where the project names several
+    cpu: bool = False  # a CPU-only target's stack: no GPU is asked for anywhere in the script
+    arch: str = "x86_64"  # the CPU the image is built for
 
 
 def checked(value: str | None, grammar: re.Pattern, where: str, expected: str) -> str | None:
@@ -283,6 +291,9 @@ def script_context(job: SlurmJob) -> dict:
         "ulimits": [f"{name}={soft}:{hard}" for name, soft, hard in job.ulimits],
         "default_ulimits": [f"{name}={soft}:{hard}" for name, soft, hard in job.default_ulimits],
         "docker_gpus": job.docker_gpus,
+        "target": job.target,
+        "cpu": job.cpu,
+        "arch": job.arch,
     }
 
 
@@ -315,9 +326,11 @@ def render_script(job: SlurmJob) -> str:
 def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | None = None, time: str | None = None,
               partition: str | None = None, account: str | None = None, job_name: str | None = None,
               output: str | None = None, command: tuple[str, ...] = (), env: dict[str, str] | None = None,
-              passthrough: tuple[str, ...] = (), use_features: bool = True, docker_gpus: str = "allocated") -> SlurmJob:
+              passthrough: tuple[str, ...] = (), use_features: bool = True, docker_gpus: str = "allocated",
+              target: str | None = None) -> SlurmJob:
     """A validated ``SlurmJob`` for ``project``'s locked ``stack``: the flags override the project's
-    [run] table; node features come from its [cluster.slurm.features]."""
+    [run] table; node features come from its [cluster.slurm.features]. ``target``: the name of the
+    target the stack is locked for, where the project names several (for the script's comments)."""
     from cudaenv.project.config import DEFAULT_ULIMITS
     from cudaenv.resolver import driver as drv
 
@@ -328,7 +341,10 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
         raise UserError(f"--docker-gpus: expected one of {', '.join(DOCKER_GPUS)}, got {docker_gpus!r}")
     if docker_gpus != "allocated" and runtime != "docker":
         raise UserError(f"--docker-gpus applies to --runtime docker only (got --runtime {runtime})")
-    count, note = gres_count(gpus, project.run.gpus, where)
+    if stack.cpu:
+        count, note = cpu_gpus(gpus, target)
+    else:
+        count, note = gres_count(gpus, project.run.gpus, where)
     command = tuple(command) or tuple(project.run.command)
     if not command:
         raise UserError(f"nothing to run: give the command after `--`, or set [run] command in {where}")
@@ -342,18 +358,21 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
     for name in chosen.passed:
         check_passed(name)
     features = site_features(matrix, features_table(project), where) if use_features else ()
-    usable, refused = constraint_for(matrix, stack, features)
-    if not use_features:
+    usable, refused = constraint_for(matrix, stack, features) if not stack.cpu else ((), ())
+    if stack.cpu:
+        constraint_note = "node features: none asked for ([cluster.slurm.features] describe GPU nodes)"
+    elif not use_features:
         constraint_note = "node features: not asked for (--no-constraint)"
     elif not features:
         constraint_note = "node features: none configured ([cluster.slurm.features] in cudaenv.toml)"
     else:
         constraint_note = "node features that run it: " + ", ".join(usable)
-    frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or "CUDA runtime"
+    frameworks = ", ".join(f"{n} {v}" for n, v in stack.frameworks) or ("Python" if stack.cpu else "CUDA runtime")
+    device = "CPU only" if stack.cpu else f"CUDA {stack.cuda}"
     return SlurmJob(
-        runtime=runtime, image=image, project=project.name,
-        summary=f"{frameworks} | CUDA {stack.cuda} | Python {stack.python}",
-        driver_need=f"a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}",
+        runtime=runtime, image=image, project=project.name, target=target,
+        summary=f"{frameworks} | {device} | Python {stack.python}",
+        driver_need="" if stack.cpu else f"a driver {drv.requirement_text(stack.min_driver, stack.min_driver_compat)}",
         gpus=count, gpus_note=note,
         job_name=checked(job_name, SLURM_NAME, "--job-name", "letters, digits and _ . -") or project.name,
         output=checked(output, OUTPUT_PATH, "--output", "a path of letters, digits, _ . / + - and % patterns")
@@ -366,7 +385,17 @@ def build_job(project, matrix, stack, *, runtime: str, image: str, gpus: int | N
         shm_size=None if project.run.ipc == "host" else project.run.shm_size, ipc=project.run.ipc,
         ulimits=tuple(u for u in project.run.ulimits if u not in DEFAULT_ULIMITS),
         default_ulimits=tuple(u for u in project.run.ulimits if u in DEFAULT_ULIMITS), docker_gpus=docker_gpus,
+        cpu=stack.cpu, arch=stack.arch,
     )
+
+
+def cpu_gpus(cli_gpus: int | None, target: str | None) -> tuple[int, str]:
+    """A CPU-only target's GPU count: none, whatever [run] gpus says (it is the GPU targets'
+    setting); ``--gpus N`` above 0 asks a CPU stack for GPUs it cannot use: exit 2."""
+    which = f"target {target}" if target else "the locked target"
+    if cli_gpus:
+        raise UserError(f"--gpus {cli_gpus}: {which} is CPU-only (gpus = \"none\"): its stack uses no GPU")
+    return 0, f"{which} is CPU-only"
 
 
 def features_table(project):

@@ -172,3 +172,94 @@ def test_on_a_cdi_host_the_gpus_are_cdi_devices_checked_against_its_specs(tmp_pa
 def test_no_gpu_on_a_cdi_host_is_no_device():
     document = devcontainer_document(project(), "img", ("none", None), "1:1", {})
     assert "--device" not in document["runArgs"]
+
+
+# --- GPU-optional: a project with a CPU-only target and a GPU target ------------------------------------
+
+
+@pytest.mark.parametrize("gpus", [("all", None), ("count", 2), ("ids", ("0", "1")), ("auto", None), ("auto", 1)],
+                         ids=["all", "count", "ids", "auto", "auto-n"])
+def test_a_gpu_optional_file_carries_no_gpu_flag_and_says_optional(gpus):
+    """`--gpus` in runArgs fails where no NVIDIA runtime is (devcontainers/spec#469): the file leaves
+    the GPUs to the Dev Containers tool, which adds them where it finds the runtime."""
+    document = devcontainer_document(project(ulimits=(("memlock", -1, -1),)), "img", gpus, "1:1", gpu_optional=True)
+    assert document["hostRequirements"] == {"gpu": "optional"}
+    assert document["runArgs"] == ["--shm-size", "8g", "--ulimit", "memlock=-1:-1"]
+    assert "NVIDIA_VISIBLE_DEVICES" not in document["containerEnv"]
+
+
+def test_no_gpus_asked_is_no_gpu_even_where_the_project_could_have_one():
+    document = devcontainer_document(project(), "img", ("none", None), "1:1", gpu_optional=True)
+    assert document == devcontainer_document(project(), "img", ("none", None), "1:1")
+    assert "hostRequirements" not in document and document["containerEnv"]["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+def test_cdi_names_cannot_be_optional():
+    with pytest.raises(UserError, match=r"^--gpu-access cdi: a GPU-optional dev container gets its GPUs from the Dev "):
+        devcontainer_document(project(), "img", ("all", None), "1:1", {}, gpu_optional=True)
+
+
+@pytest.mark.parametrize("gpus, noted", [
+    (("all", None), False), (("auto", None), False), (("count", 2), True), (("ids", ("0", "3")), True),
+    (("auto", 2), True), (("none", None), False),
+], ids=["all", "auto", "count", "ids", "auto-n", "none"])
+def test_a_gpu_choice_the_optional_file_cannot_carry_is_noted(gpus, noted):
+    from cudaenv.export.devcontainer import optional_gpu_notes
+
+    notes = optional_gpu_notes(*gpus)
+    assert bool(notes) is noted
+    if gpus[0] == "ids":
+        assert notes[0].startswith("GPUs 0,3: a GPU-optional dev container gets the GPUs from the Dev Containers tool")
+
+
+LAPTOP, A100, H100 = ("laptop", True, "x86_64"), ("a100", False, "x86_64"), ("h100", False, "x86_64")
+
+
+def choose(targets, chosen=None):
+    from cudaenv.export.devcontainer import choose_image_target
+
+    return choose_image_target(targets, chosen, "/p/cudaenv.toml")
+
+
+def test_the_image_is_the_only_gpu_targets_and_the_cpu_targets_open_it_without_a_gpu():
+    choice = choose((LAPTOP, A100))
+    assert (choice.target, choice.cpu_targets, choice.notes) == ("a100", ("laptop",), ())
+
+
+def test_several_gpu_targets_need_target_and_get_their_names_listed():
+    with pytest.raises(UserError) as caught:
+        choose((LAPTOP, A100, H100))
+    assert str(caught.value) == ("/p/cudaenv.toml: names several GPU targets (a100, h100); pass --target NAME for "
+                                 "the image the dev container opens")
+    assert choose((LAPTOP, A100, H100), "h100").target == "h100"
+
+
+def test_gpu_targets_alone_leave_no_cpu_target_to_open_it_without_a_gpu():
+    assert choose((A100, H100), "a100").cpu_targets == ()
+
+
+@pytest.mark.parametrize("targets, chosen, said", [
+    ((LAPTOP, A100), "laptop", "--target laptop: a CPU-only target: the dev container opens a GPU target's image"),
+    ((LAPTOP, ("desk", True, "x86_64")), None, "/p/cudaenv.toml: every target is CPU-only (laptop, desk)"),
+], ids=["cpu-chosen", "all-cpu"])
+def test_no_gpu_image_to_open_is_refused(targets, chosen, said):
+    with pytest.raises(UserError) as caught:
+        choose(targets, chosen)
+    assert str(caught.value).startswith(said)
+
+
+def test_a_cpu_target_of_another_architecture_is_told_it_runs_the_image_emulated():
+    choice = choose((("mac", True, "aarch64"), LAPTOP, A100))
+    assert choice.cpu_targets == ("mac", "laptop")
+    assert choice.notes == ("target mac is aarch64 and target a100's image is x86_64: there the dev container runs "
+                            "emulated, if at all",)
+
+
+def test_what_the_export_says_names_who_opens_the_image_without_a_gpu():
+    choice = choose((("mac", True, "aarch64"), LAPTOP, A100))
+    said = choice.said(("count", 2))
+    assert said[0] == "the dev container opens target a100's image; GPU optional, so targets mac, laptop open it without a GPU"
+    assert said[1] == choice.notes[0] and said[2].startswith("GPUs 2: ")
+    assert choice.said(("none", None)) == ("the dev container opens target a100's image", choice.notes[0])
+    assert choose((LAPTOP, A100)).said(("all", None)) == (
+        "the dev container opens target a100's image; GPU optional, so target laptop opens it without a GPU",)

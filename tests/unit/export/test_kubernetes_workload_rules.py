@@ -21,7 +21,7 @@ from tests.unit.export.test_same_process_models import locked  # noqa: F401  (th
 IMAGE = "registry.example.com:5000/ml/detector@sha256:" + "0123456789abcdef" * 4
 WHERE = "/p/cudaenv.toml"
 STACK = SimpleNamespace(frameworks=(("torch", "2.5.1"),), cuda="12.4", python="3.11", min_driver="550.54.15", arch="x86_64",
-                        min_driver_compat="525.60.13", driver_compatibility="native")
+                        min_driver_compat="525.60.13", driver_compatibility="native", cpu=False)
 
 
 def fake_project(*, gpus="none", command=("python", "train.py"), env=(), ipc=None, shm_size="8g", name="detector"):

@@ -30,7 +30,7 @@ def fake_project(*, gpus="2", command=("python", "train.py"), env=(), ipc=None, 
 
 
 FAKE_STACK = SimpleNamespace(frameworks=(("torch", "2.5.1"),), cuda="12.4", python="3.11", min_driver="550.54.15",
-                             min_driver_compat="525.60.13")
+                             min_driver_compat="525.60.13", cpu=False, arch="x86_64")
 
 
 def job(project=None, stack=FAKE_STACK, **kwargs) -> SlurmJob:
