@@ -57,6 +57,8 @@ def devcontainer(directory, force, gpus, gpu_access, to_stdout, target_name) -> 
         lock = locked_target(project, matrix, choice.target, first=f"cudaenv lock {directory}")
     else:
         lock = locked_target(project, matrix, target_name, first=f"cudaenv build {directory}")
+    if lock.resolved_stack().cpu:  # a CPU target's image: it asks for no GPU, whatever [run] gpus says
+        request = parse_gpus("none")
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
     user, _ = run_user()
     from cudaenv.export.gpu_access import cdi_specs_for

@@ -62,11 +62,6 @@ def slurm(directory, runtime, image, target_name, gpus, time_limit, partition, a
             image = pushed.by_digest
             click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)
     if image is None and runtime == "docker":
-        if lock.resolved_stack().cpu:
-            from cudaenv.errors import UserError
-
-            raise UserError(f"{project.lock_path}: target {lock.name} has no GPU (a CPU-only stack): cudaenv builds "
-                            "no image for it yet, so there is no local tag to run: pass --image REF")
         from cudaenv.images.build import buildkit_available
         from cudaenv.images.plan import plan_image
 

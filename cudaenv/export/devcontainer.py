@@ -95,23 +95,26 @@ class ImageChoice:
 
 def choose_image_target(targets, chosen: str | None, where: str) -> ImageChoice:
     """``targets``: (name, CPU-only, CPU architecture) of each, in the configuration's order.
-    The image is a GPU target's (cudaenv builds none for a CPU stack yet): ``chosen``'s, else the
-    only GPU target's; several GPU targets and none chosen, or a CPU target chosen: exit 2."""
+    The image is ``chosen``'s (a CPU target's own image: CPU builds, no GPU asked for), else the
+    only GPU target's, which CPU-only hosts open without a GPU (CUDA's libraries load there and the
+    framework runs on the CPU, so every developer works in the same packages); several GPU targets
+    and none chosen: exit 2; CPU targets only: the only one, else exit 2."""
     gpu = [name for name, cpu, _ in targets if not cpu]
+    cpu_only = [name for name, cpu, _ in targets if cpu]
+    if chosen is not None and chosen not in gpu:  # a CPU target's own image: nothing GPU-optional about it
+        return ImageChoice(chosen, (), ())
     if chosen is not None:
-        if chosen not in gpu:
-            raise UserError(f"--target {chosen}: a CPU-only target: the dev container opens a GPU target's image "
-                            f"(cudaenv builds none for a CPU stack yet), which runs without a GPU too; "
-                            f"GPU targets: {', '.join(gpu) or 'none'}")
         target = chosen
     elif len(gpu) == 1:
         (target,) = gpu
     elif gpu:
         raise UserError(f"{where}: names several GPU targets ({', '.join(gpu)}); pass --target NAME for the image "
                         "the dev container opens")
+    elif len(cpu_only) == 1:
+        return ImageChoice(cpu_only[0], (), ())
     else:
-        raise UserError(f"{where}: every target is CPU-only ({', '.join(n for n, _, _ in targets)}): the dev container "
-                        "opens a GPU target's image, and cudaenv builds none for a CPU stack yet")
+        raise UserError(f"{where}: names several targets, none with a GPU ({', '.join(cpu_only)}); pass --target NAME "
+                        "for the image the dev container opens")
     arch = next(a for name, _, a in targets if name == target)
     cpu_targets = tuple(name for name, cpu, _ in targets if cpu)
     notes = tuple(f"target {name} is {a} and target {target}'s image is {arch}: there the dev container runs "

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from cudaenv.errors import UserError
-from cudaenv.export.devcontainer import devcontainer_document, gpu_run_args, render, target_path
+from cudaenv.export.devcontainer import ImageChoice, devcontainer_document, gpu_run_args, render, target_path
 
 
 def project(*, env=(), ipc=None, shm_size="8g", ulimits=(), ports=(), config_path=None, name="detector"):
@@ -238,14 +238,19 @@ def test_gpu_targets_alone_leave_no_cpu_target_to_open_it_without_a_gpu():
     assert choose((A100, H100), "a100").cpu_targets == ()
 
 
-@pytest.mark.parametrize("targets, chosen, said", [
-    ((LAPTOP, A100), "laptop", "--target laptop: a CPU-only target: the dev container opens a GPU target's image"),
-    ((LAPTOP, ("desk", True, "x86_64")), None, "/p/cudaenv.toml: every target is CPU-only (laptop, desk)"),
-], ids=["cpu-chosen", "all-cpu"])
-def test_no_gpu_image_to_open_is_refused(targets, chosen, said):
+def test_a_cpu_target_named_or_the_only_kind_there_is_opens_its_own_image_without_a_gpu():
+    """CPU images build: a CPU target chosen, or the one target of CPU-only targets, opens its own
+    image, and nothing GPU-optional is said about it (no other target to share it with)."""
+    assert choose((LAPTOP, A100), "laptop") == ImageChoice("laptop", (), ())
+    assert choose((LAPTOP, ("desk", True, "x86_64")), "desk") == ImageChoice("desk", (), ())
+    assert choose((("desk", True, "x86_64"), ), None) == ImageChoice("desk", (), ())
+
+
+def test_several_cpu_targets_and_none_chosen_is_refused():
     with pytest.raises(UserError) as caught:
-        choose(targets, chosen)
-    assert str(caught.value).startswith(said)
+        choose((LAPTOP, ("desk", True, "x86_64")), None)
+    assert str(caught.value).startswith("/p/cudaenv.toml: names several targets, none with a GPU (laptop, desk); "
+                                        "pass --target NAME")
 
 
 def test_a_cpu_target_of_another_architecture_is_told_it_runs_the_image_emulated():

@@ -10,6 +10,7 @@ with a lock written by cudaenv's own lock writer (pins in place of uv's), run th
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from functools import partial
@@ -168,9 +169,13 @@ def test_gpus_for_a_cpu_target_is_refused(project, env):
     assert "--gres" not in ok("slurm", project, env, "--target", "laptop", "--image", CPU_IMAGE, "--gpus", "0")
 
 
-def test_a_cpu_targets_docker_job_needs_an_image_since_none_is_built_for_it(project, env):
-    line = refused(export("slurm", project, env, "--target", "laptop", "--runtime", "docker"))
-    assert "target laptop has no GPU (a CPU-only stack)" in line and line.endswith("pass --image REF")
+def test_a_cpu_targets_docker_job_runs_the_image_build_makes_for_it(project, env):
+    text = ok("slurm", project, env, "--target", "laptop", "--runtime", "docker")
+    assert "gpu_args=(--env NVIDIA_VISIBLE_DEVICES=void)" in text and "--gpus" not in text.replace("# GPUs", "")
+    tag = re.search(r"cudaenv/demo:[0-9a-f]{12}", text)
+    assert tag is not None  # the local tag `cudaenv build --target laptop` gives its image
+    a100 = ok("slurm", project, env, "--target", "a100", "--runtime", "docker")
+    assert tag.group(0) not in a100  # another target, another image
 
 
 # --- Kubernetes -----------------------------------------------------------------------------------------
@@ -324,8 +329,10 @@ def test_a_cpu_targets_service_reserves_no_gpu_whatever_is_asked(project, asked)
     assert service_gpus(stack_of(project, "a100"), asked) == asked
 
 
-def test_compose_of_a_cpu_target_is_refused_while_no_image_is_built_for_it(project, env):
-    assert "target laptop has no GPU (a CPU-only stack)" in refused(export("compose", project, env, "--target", "laptop"))
+def test_compose_of_a_cpu_target_opens_its_image_without_a_gpu(project, env):
+    service = next(iter(yaml.safe_load(ok("compose", project, env, "--target", "laptop", "--gpus", "all"))["services"].values()))
+    assert "deploy" not in service or "devices" not in str(service["deploy"])  # no GPU reservation
+    assert service["image"].startswith("cudaenv/demo:")
 
 
 # --- Dev container ------------------------------------------------------------------------------------
@@ -379,8 +386,10 @@ def test_several_gpu_targets_need_target_for_the_dev_containers_image(project, e
     assert "opens target h100's image" in err
 
 
-def test_a_cpu_target_is_no_image_for_the_dev_container(project, env):
-    assert "--target laptop: a CPU-only target" in refused(export("devcontainer", project, env, "--target", "laptop"))
+def test_a_cpu_target_named_opens_its_own_image_without_a_gpu(project, env):
+    config, _ = devcontainer(project, env, "--target", "laptop", "--gpus", "all")
+    assert "hostRequirements" not in config or config["hostRequirements"].get("gpu") in (None, False)
+    assert not any("gpu" in str(arg).lower() for arg in config.get("runArgs", []))
 
 
 def test_gpu_targets_without_a_cpu_target_keep_a_required_gpu(tmp_path, env):
