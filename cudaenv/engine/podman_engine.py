@@ -159,6 +159,13 @@ def mount_argv(mount) -> list[str]:
                       "--mount and --volume both read as separators; move or rename the directory")
 
 
+def image_missing(text: str) -> bool:
+    """Podman's ways of saying an image is not in its store (a short name it would otherwise have
+    to look up in registries.conf, which cudaenv never asks it to)."""
+    return ("image not known" in text or "no such image" in text.lower() or "repository name must" in text
+            or "did not resolve to an alias" in text)
+
+
 def create_argv(spec: ContainerSpec, *, rootless: bool, pinned: Mapping[str, tuple[int, int]] | None = None,
                 network: str | None = None, remove: bool = False) -> list[str]:
     """The ``podman create`` arguments (after ``podman``) for a ContainerSpec (inspectable in tests).
@@ -294,6 +301,8 @@ class PodmanEngine(Engine):
         self._waiters: dict[str, subprocess.Popen] = {}
         self._attached: dict[str, subprocess.Popen] = {}
         self._auto_removed: set[str] = set()  # created with --rm: gone once an attach to them has ended
+        # foreground runs started as one `podman run --rm` (``_launch``): name -> (spec, cidfile, its folder)
+        self._launched: dict[str, tuple[ContainerSpec, str, str]] = {}
         self._gone: set[str] = set()
 
     # --- the CLI --------------------------------------------------------------------------------
@@ -626,17 +635,46 @@ class PodmanEngine(Engine):
         proc = self._podman(*argv, check=False, timeout=300)
         if proc.returncode != 0:
             text = self._error_text(proc)
-            if "image not known" in text or "no such image" in text.lower() or "repository name must" in text:
+            if image_missing(text):
                 raise EngineError(f"image {spec.image!r} not found locally; build it first")
             self._raise_for_gpu_error(text)
             raise EngineError(f"could not create a container from {spec.image!r}: {text}")
         return proc.stdout.decode().strip().splitlines()[-1]
 
     def create(self, spec: ContainerSpec) -> str:
+        if spec.auto_remove and spec.name and not spec.tty and not self._prefix:
+            return self._launch(spec)  # (through a prefix, podman runs as another user: no cidfile of ours)
         container_id = self._create(spec, remove=spec.auto_remove)
         if spec.auto_remove:
             self._auto_removed.add(container_id)
         return container_id
+
+    def _launch(self, spec: ContainerSpec) -> str:
+        """A foreground container (``auto_remove``: `cudaenv run` without a terminal) as one ``podman
+        run --rm``, whose output ``attach`` then follows: one Podman process instead of ``create``
+        and ``start --attach`` (each start of podman costs tens of milliseconds). The container is
+        known by its name. With GPUs asked for, this returns only once Podman has created it (its
+        --cidfile is written), so the caller's GPU allocation lock covers it, as it covers a
+        ``create``. The run is in a session of its own: cudaenv forwards signals."""
+        import tempfile
+
+        spec = self._with_cdi_devices(spec)
+        argv = create_argv(spec, rootless=self.rootless, pinned=self._pinned(spec.image, spec.ulimits),
+                           network=network_for(self.rootless), remove=True)
+        directory = tempfile.mkdtemp(prefix="cudaenv-run-")
+        cidfile = os.path.join(directory, "cid")
+        argv = ["run", "--pull=never", "--cidfile", cidfile, *argv[1:]]
+        try:
+            proc = subprocess.Popen([*self.argv0, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise EngineError(f"could not run podman ({self.cli}): {exc}") from exc
+        self._attached[spec.name] = proc
+        self._launched[spec.name] = (spec, cidfile, directory)
+        if spec.gpus is not None:  # the GPUs count as held once the container exists
+            while proc.poll() is None and not (os.path.exists(cidfile) and os.path.getsize(cidfile)):
+                time.sleep(0.005)
+        return spec.name
 
     @staticmethod
     def _raise_for_gpu_error(text: str) -> None:
@@ -690,6 +728,9 @@ class PodmanEngine(Engine):
         """Start the container and follow its output until it exits, in one ``podman start
         --attach``; its exit code. What `cudaenv run` uses in the foreground (one process instead of
         start, logs and wait). The attach runs in a session of its own: cudaenv forwards signals."""
+        launched = self._launched.pop(container_id, None)
+        if launched is not None:
+            return self._follow_run(container_id, *launched, on_output)
         proc = subprocess.Popen([*self.argv0, "start", "--attach", "--sig-proxy=false", container_id],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -720,6 +761,51 @@ class PodmanEngine(Engine):
                 text = text[text.find("Error: ") + len("Error: "):].strip()
                 self._raise_for_start_error(container_id, text)
                 raise EngineError(f"could not start container {container_id[:12]}: {text}")
+        if held:
+            on_output(held)
+        return code
+
+    def _follow_run(self, name: str, spec: ContainerSpec, cidfile: str, directory: str,
+                    on_output: Callable[[bytes], None]) -> int:
+        """The output and exit code of a ``_launch``ed run. Podman's own failure (exit 125-127 and
+        "Error: ..." before the container was created, or as it failed to start) is cudaenv's error,
+        as ``start --attach``'s is; the container's own output and code pass through."""
+        proc = self._attached[name]
+        assert proc.stdout is not None
+        head, held = b"", b""
+        try:
+            while True:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                if len(head) < 4096:
+                    head += chunk[:4096]
+                if not held and head.startswith(b"Error: "):
+                    held = chunk  # podman's own refusal, reported below as cudaenv's error
+                    continue
+                on_output(held + chunk)
+                held = b""
+            code = proc.wait()
+            created = os.path.exists(cidfile) and os.path.getsize(cidfile) > 0
+        finally:
+            self._attached.pop(name, None)
+            shutil.rmtree(directory, ignore_errors=True)
+        self._gone.add(name)  # --rm: Podman removed it as it ended
+        if held and code in (125, 126, 127):
+            text = held.decode("utf-8", "replace")[len("Error: "):].strip()
+            if image_missing(text):
+                raise EngineError(f"image {spec.image!r} not found locally; build it first")
+            self._raise_for_gpu_error(text)
+            limit = rlimit_refused(text)
+            if limit is not None:
+                hard = dict(spec.ulimits).get(limit, (None, None))[1]
+                wanted = "unlimited" if hard in (-1, 2 ** 64 - 1) else (str(hard) if hard is not None else "?")
+                raise UlimitRefused(
+                    f"Podman cannot give the container ulimit {limit}={wanted}: the engine's own hard limit is lower. "
+                    f"Raise it for the user running podman (limits.conf, or the service that starts it) or set "
+                    f"[run] ulimits.{limit} in cudaenv.toml (or --ulimit {limit}=N) to a value within it", name=limit)
+            what = "start" if created else "create"
+            raise EngineError(f"could not {what} a container from {spec.image!r}: {text}")
         if held:
             on_output(held)
         return code

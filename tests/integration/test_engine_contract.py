@@ -184,18 +184,35 @@ def test_exec_stop_and_remove_a_running_container(any_engine, label):
 
 @pytest.mark.parametrize("auto_remove", [False, True], ids=["removed-after", "auto-remove"])
 def test_the_foreground_run_streams_both_outputs_and_leaves_nothing(any_engine, label, capfdbinary, auto_remove):
-    """`cudaenv run` in the foreground asks for auto_remove (Podman: create --rm, so no separate
-    `podman rm`); with or without it, the output, the exit code and an empty listing after are the same."""
+    """`cudaenv run` in the foreground asks for auto_remove on a named container (Podman: one
+    `podman run --rm`, no separate create, start or rm); with or without it, the output, the exit
+    code and an empty listing after are the same."""
     from cudaenv.run.session import foreground
 
     engine, standin = any_engine
     key, value = label.split("=")
     container_id = engine.create(ContainerSpec(image=standin, labels={key: value}, auto_remove=auto_remove,
+                                               name=f"cudaenv-contract-{uuid.uuid4().hex[:8]}",
                                                command=("sh", "-c", "echo out; echo err >&2; printf last; exit 6")))
     assert foreground(engine, container_id) == 6
     out = capfdbinary.readouterr().out  # stdout and stderr may interleave differently on each engine
     assert sorted(out.replace(b"lasterr", b"last\nerr").split()) == [b"err", b"last", b"out"]
     assert len(out) == len(b"out\nerr\nlast")
+    assert engine.containers(label) == []
+
+
+def test_a_foreground_run_of_an_image_that_is_not_here_is_an_engine_error_and_leaves_nothing(any_engine, label):
+    """Never a pull, never the engine's text as if it were the container's output: cudaenv's error."""
+    from cudaenv.errors import EngineError
+    from cudaenv.run.session import foreground
+
+    engine, _ = any_engine
+    key, value = label.split("=")
+    missing = f"cudaenv-missing-{uuid.uuid4().hex[:8]}:none"
+    with pytest.raises(EngineError, match="not found locally"):
+        container_id = engine.create(ContainerSpec(image=missing, labels={key: value}, auto_remove=True,
+                                                   name=f"cudaenv-contract-{uuid.uuid4().hex[:8]}", command=("true",)))
+        foreground(engine, container_id)
     assert engine.containers(label) == []
 
 

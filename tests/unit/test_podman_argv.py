@@ -60,3 +60,17 @@ def test_a_path_with_a_colon_goes_through_mount(tmp_path: Path):
 def test_a_path_with_both_is_refused_naming_it(tmp_path: Path):
     with pytest.raises(EngineError, match=r"holds both ',' and ':'"):
         mount_argv(Mount(tmp_path / "a,b:c", "/workspace"))
+
+
+@pytest.mark.parametrize(("text", "missing"), [
+    ("Error: cudaenv/x:1: image not known", True),
+    ('Error: short-name "x:none" did not resolve to an alias and no unqualified-search registries are defined', True),
+    ("Error: no such image: x", True),
+    ("Error: repository name must be lowercase", True),
+    ("Error: crun: setrlimit `RLIMIT_MEMLOCK`: Operation not permitted: OCI permission denied", False),
+    ("Error: unresolvable CDI devices nvidia.com/gpu=0", False),
+], ids=["not-known", "short-name", "no-such", "bad-name", "rlimit", "cdi"])
+def test_podmans_ways_of_saying_an_image_is_not_here(text, missing):
+    from cudaenv.engine.podman_engine import image_missing
+
+    assert image_missing(text) is missing
