@@ -44,6 +44,11 @@ class EngineError(CudaenvError):
     exit_code = 1
 
 
+class ImageNotHere(EngineError):
+    """The image a container was to start from is not in the engine's store (removed since its tag
+    was recorded): `cudaenv run` then checks and builds again instead of failing."""
+
+
 class UlimitRefused(EngineError):
     """The daemon cannot grant a ulimit (its own hard limit is lower): ``name`` says which."""
 

@@ -47,7 +47,7 @@ from cudaenv.engine import ContainerInfo, Engine, OutputCallback
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cudaenv.engine.values import BuildRequest, BuildResult, ContainerSpec, GpuRequest, ImageInfo, RunResult
-from cudaenv.errors import BuildError, EngineError, UlimitRefused, UserError
+from cudaenv.errors import BuildError, EngineError, ImageNotHere, UlimitRefused, UserError
 
 LOG_TAIL_LINES = 25
 NOT_FOUND = ("no such container", "no container with name or id", "no such object", "image not known",
@@ -290,6 +290,10 @@ def _container_info(entry: dict) -> ContainerInfo:
 class PodmanEngine(Engine):
     name = "podman"
     attaches = True
+    # `cudaenv run` may start a recorded image without asking the engine first (an inspect is a
+    # process of its own here): a run of an image that is gone fails as ImageNotHere before the
+    # container exists, and run then checks and builds as it would have
+    trusts_recorded_images = True
 
     def __init__(self, cli: str | None = None, *, prefix: Sequence[str] = (), rootless: bool | None = None) -> None:
         """``prefix`` runs podman through another command (``runuser -u USER --``: the suite drives
@@ -636,7 +640,7 @@ class PodmanEngine(Engine):
         if proc.returncode != 0:
             text = self._error_text(proc)
             if image_missing(text):
-                raise EngineError(f"image {spec.image!r} not found locally; build it first")
+                raise ImageNotHere(f"image {spec.image!r} not found locally; build it first")
             self._raise_for_gpu_error(text)
             raise EngineError(f"could not create a container from {spec.image!r}: {text}")
         return proc.stdout.decode().strip().splitlines()[-1]
@@ -794,7 +798,7 @@ class PodmanEngine(Engine):
         if held and code in (125, 126, 127):
             text = held.decode("utf-8", "replace")[len("Error: "):].strip()
             if image_missing(text):
-                raise EngineError(f"image {spec.image!r} not found locally; build it first")
+                raise ImageNotHere(f"image {spec.image!r} not found locally; build it first")
             self._raise_for_gpu_error(text)
             limit = rlimit_refused(text)
             if limit is not None:

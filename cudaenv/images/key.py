@@ -116,6 +116,13 @@ def _record_path(project: Project, target: str | None = None) -> tuple[str, str]
 def recall(project: Project, key: str, target: str | None = None) -> str | None:
     """The image tag recorded for this key, or None (no record, another key, or a record that
     someone else could have written)."""
+    found = recall_with_labels(project, key, target)
+    return found[0] if found else None
+
+
+def recall_with_labels(project: Project, key: str, target: str | None = None) -> tuple[str, dict | None] | None:
+    """(tag, its labels as recorded, or None where the record has none) for this key, or None.
+    An image's labels come from its Dockerfile, which its tag (the inputs hash) names."""
     from cudaenv.core.cache import read_private
 
     _, path = _record_path(project, target)
@@ -126,12 +133,17 @@ def recall(project: Project, key: str, target: str | None = None) -> str | None:
         return None
     if not isinstance(record, dict) or record.get("key") != key or not isinstance(record.get("image"), str):
         return None
-    return record["image"]
+    labels = record.get("labels")
+    ok = isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())
+    return record["image"], labels if ok else None
 
 
-def remember(project: Project, key: str, image: str, target: str | None = None) -> None:
+def remember(project: Project, key: str, image: str, target: str | None = None, labels: dict | None = None) -> None:
     """Record that ``image`` is the project's current image for ``key`` (best effort)."""
     from cudaenv.core.cache import write_private
 
     _, path = _record_path(project, target)
-    write_private(path, json.dumps({"key": key, "image": image, "root": os.path.abspath(project.root)}).encode())
+    record = {"key": key, "image": image, "root": os.path.abspath(project.root)}
+    if labels is not None:
+        record["labels"] = {k: v for k, v in labels.items() if k.startswith("io.cudaenv.")}
+    write_private(path, json.dumps(record).encode())

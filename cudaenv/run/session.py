@@ -22,7 +22,8 @@ def warn(message: str) -> None:
 
 
 def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, command, tty, interactive, ulimits=(),
-           jupyter: bool = False, foreground: bool = False, target_name: str | None = None):
+           jupyter: bool = False, foreground: bool = False, target_name: str | None = None,
+           trust_record: bool = False):
     """Ensure a current image, check the host, create the container. (engine, container id, name)."""
     from cudaenv.engine import get_engine
 
@@ -42,7 +43,8 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
     env_values, port_values = parse_env(env), parse_ports(tuple(ports) + project.run.ports)
     check_run_options(project, gpu_spec, shm_size, ulimits)
 
-    image_tag, labels = current_image(project, engine, rebuild=rebuild, target_name=target_name)
+    image_tag, labels = current_image(project, engine, rebuild=rebuild, target_name=target_name,
+                                      trust_record=trust_record)
     stack_label = json.loads(labels.get("io.cudaenv.stack") or "{}")
     if stack_label.get("device") == "cpu":  # a CPU target's image: no GPU is asked for, none is checked
         if gpus not in (None, "none"):
@@ -75,7 +77,8 @@ def start(directory: Path, *, gpus, name, env, ports, shm_size, ipc, rebuild, co
     return engine, container_id, spec.name
 
 
-def current_image(project, engine, *, rebuild: bool, target_name: str | None = None) -> tuple[str, dict]:
+def current_image(project, engine, *, rebuild: bool, target_name: str | None = None,
+                  trust_record: bool = False) -> tuple[str, dict]:
     """The tag and labels of the project's current image, built first when there is none.
 
     When every input of the image is as it was the last time its tag was worked out
@@ -88,8 +91,11 @@ def current_image(project, engine, *, rebuild: bool, target_name: str | None = N
     # which target runs, so the recorded tag is not trusted and the full check picks again
     several = project.several_targets
     key = image_key.inputs_key(project, jupyter=project.run.jupyter, target=target_name)
-    recorded = None if rebuild or (several and target_name is None) else image_key.recall(project, key, target_name)
-    if recorded is not None:
+    found = None if rebuild or (several and target_name is None) else image_key.recall_with_labels(project, key, target_name)
+    if found is not None:
+        recorded, labels = found
+        if labels is not None and trust_record and getattr(engine, "trusts_recorded_images", False):
+            return recorded, labels  # not asked again: a run of an image that is gone raises ImageNotHere
         labels = engine.image_labels(recorded)
         if labels is not None:
             return recorded, labels
@@ -97,7 +103,7 @@ def current_image(project, engine, *, rebuild: bool, target_name: str | None = N
 
     image_tag, labels = checked_image(project, load_matrix(), engine, rebuild=rebuild, target_name=target_name)
     if image_key.inputs_key(project, jupyter=project.run.jupyter, target=target_name) == key:  # nothing changed while checking (a relock changes the lock)
-        image_key.remember(project, key, image_tag, target_name)
+        image_key.remember(project, key, image_tag, target_name, labels)
     return image_tag, labels
 
 
@@ -228,8 +234,18 @@ def interactive(engine, container_id: str) -> int:
 def run_attached(directory: Path, *, gpus=None, name=None, env=(), ports=(), shm_size=None, ipc=None, rebuild=False,
                  ulimits=(), command=(), jupyter: bool = False, target_name: str | None = None) -> int:
     """``cudaenv run`` without ``--detach``: the container's exit code (a TTY when both ends are one)."""
+    from cudaenv.errors import ImageNotHere
+
     tty = sys.stdin.isatty() and sys.stdout.isatty()
-    engine, container_id, _name = start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
-                                        ipc=ipc, rebuild=rebuild, command=command, tty=tty, interactive=tty,
-                                        ulimits=ulimits, jupyter=jupyter, foreground=not tty, target_name=target_name)
-    return interactive(engine, container_id) if tty else foreground(engine, container_id)
+    for trust_record in (not tty, False):  # a recorded image that is gone: checked (and built) the second time
+        engine, container_id, _name = start(directory, gpus=gpus, name=name, env=env, ports=ports, shm_size=shm_size,
+                                            ipc=ipc, rebuild=rebuild, command=command, tty=tty, interactive=tty,
+                                            ulimits=ulimits, jupyter=jupyter, foreground=not tty,
+                                            target_name=target_name, trust_record=trust_record)
+        try:
+            return interactive(engine, container_id) if tty else foreground(engine, container_id)
+        except ImageNotHere:
+            if not trust_record:
+                raise
+            warn("cudaenv: the recorded image is gone: checking the project's image again")
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -122,6 +122,22 @@ def test_a_project_builds_runs_is_listed_and_stops_on_podman(project, engine_kin
     assert [c for c in after if c["project"] == name] == []
 
 
+def test_a_second_run_starts_the_recorded_image_and_one_removed_since_is_built_again(project, engine_kind):
+    """Podman's second run starts the image its inputs recorded without asking Podman first (an
+    inspect is a process of its own); an image removed since makes that run check and build again,
+    never fail."""
+    engine, root, name = project
+    first = cudaenv(engine_kind, "run", "--gpus", "none", str(root), "--", "echo", "first", cwd=root)
+    assert first.returncode == 0 and first.stdout.split()[-1] == "first", first.stderr
+    for image in engine.images(f"io.cudaenv.project={name}"):
+        for tag in image.tags or (image.id,):
+            engine.remove_image(tag, force=True)
+    again = cudaenv(engine_kind, "run", "--gpus", "none", str(root), "--", "echo", "again", cwd=root)
+    assert again.returncode == 0 and again.stdout.split()[-1] == "again", again.stderr
+    assert "the recorded image is gone: checking the project's image again" in again.stderr
+    assert engine.images(f"io.cudaenv.project={name}"), "the image was not built again"
+
+
 def test_run_gpus_device_0_on_podman_gets_that_gpu_through_cdi(project, engine_kind):
     """`cudaenv run --gpus device=0` on Podman: the GPU is the CDI device nvidia.com/gpu=0 of the host's spec
     (written by the test: a fake device node and an environment entry), nothing else."""

@@ -199,3 +199,27 @@ def test_a_tree_is_its_files_bytes_or_stats_without_bytecode(tmp_path):
     assert digest(True) != by_bytes
     (tmp_path / "t" / "sub" / "c.j2").write_text("new")
     assert digest(False) != by_stat
+
+
+def test_a_record_keeps_the_images_own_labels_and_each_target_its_own_record(project_dir):
+    project = load_project(project_dir)
+    labels = {"io.cudaenv.stack": '{"cuda": "12.4"}', "io.cudaenv.target": "a100", "maintainer": "someone"}
+    image_key.remember(project, "k1", "cudaenv/proj:abc", "a100", labels)
+    image_key.remember(project, "k2", "cudaenv/proj:def", "laptop")
+    assert image_key.recall_with_labels(project, "k1", "a100") == (
+        "cudaenv/proj:abc", {"io.cudaenv.stack": '{"cuda": "12.4"}', "io.cudaenv.target": "a100"})  # cudaenv's only
+    assert image_key.recall_with_labels(project, "k2", "laptop") == ("cudaenv/proj:def", None)
+    assert image_key.recall(project, "k1", "a100") == "cudaenv/proj:abc"  # the laptop's record left it alone
+    assert image_key.recall(project, "k1") is None  # the project's untargeted record is another one
+
+
+def test_recorded_labels_that_are_not_strings_are_not_trusted(project_dir):
+    import json
+
+    project = load_project(project_dir)
+    image_key.remember(project, "k1", "cudaenv/proj:abc", None, {"io.cudaenv.stack": "{}"})
+    _, path = image_key._record_path(project)
+    record = json.loads(Path(path).read_text())
+    record["labels"] = {"io.cudaenv.stack": 1}
+    Path(path).write_text(json.dumps(record))
+    assert image_key.recall_with_labels(project, "k1") == ("cudaenv/proj:abc", None)
