@@ -21,7 +21,7 @@ from cudaenv.project import load_project
 @click.option("--base", "show_base", is_flag=True, help="Print the stack base's Dockerfile (the image the project's starts FROM).")
 @click.option("--standalone", is_flag=True,
               help="One self-contained file with the base's layers inline (for builders that cannot see local images).")
-@target_name_option(what="the Dockerfile is for")
+@target_name_option(what="the Dockerfile")
 def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: bool, target_name) -> None:
     """Print the Dockerfile that `cudaenv build` would use for DIRECTORY.
 
@@ -55,7 +55,7 @@ def dockerfile(directory: Path, no_buildkit: bool, show_base: bool, standalone: 
 @click.option("--network", default=None, help="Network for RUN steps, e.g. 'host' to reach a mirror on this host.")
 @click.option("--no-buildkit", is_flag=True, help="Use the classic builder through the Docker SDK.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the builder's full output.")
-@target_name_option(what="the image is built for")
+@target_name_option(what="the image")
 @json_option
 def build(directory: Path, tags, no_cache, rebuild_base, pull, network, no_buildkit, verbose, target_name,
           as_json) -> None:

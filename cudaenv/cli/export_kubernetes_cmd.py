@@ -152,6 +152,13 @@ def images_for(project, directory, targets: list[str], images: tuple[str, ...]) 
         if plain:
             raise UserError(f"--image {plain[0]}: exporting targets {', '.join(targets)} takes one image each, as "
                             "--image TARGET=REF (one image carries one target's stack)")
+        from cudaenv.cli.export_lock import recorded_image
+
+        for name in targets:  # an image index `cudaenv push --target …` recorded serves the targets it names
+            pushed = recorded_image(project, name) if name not in given else None
+            if pushed is not None:
+                given[name] = pushed.by_digest
+                click.echo(f"target {name}: using the pushed image {pushed.by_digest} (cudaenv.pushed.json)", err=True)
         missing = [t for t in targets if t not in given]
         if missing:
             raise UserError(f"--image: no image for target{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
@@ -164,10 +171,10 @@ def images_for(project, directory, targets: list[str], images: tuple[str, ...]) 
         return {target: plain[0] if plain else given[target]}
     from cudaenv.cli.export_lock import recorded_image
 
-    pushed = recorded_image(project)  # every node pulls the same bytes
+    pushed = recorded_image(project, target)  # every node pulls the same bytes
     if pushed is None and project.several_targets:
         raise UserError(f"the cluster pulls the image: pass --image REGISTRY/PATH@sha256:... (target {target}'s image; "
-                        "cudaenv.pushed.json holds one image of no named target, so it is no default here)")
+                        "cudaenv.pushed.json records no image for it: `cudaenv push --target` records one)")
     if pushed is None:
         raise UserError("the cluster pulls the image: pass --image REGISTRY/PATH@sha256:..., or run "
                         f"`cudaenv push {directory} --registry HOST/NAMESPACE` first (its digest becomes the default)")

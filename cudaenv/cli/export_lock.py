@@ -23,13 +23,15 @@ def locked_target(project, matrix, target_name: str | None, *, first: str, why: 
     return lock
 
 
-def recorded_image(project):
-    """The digest `cudaenv push` recorded, for a project of one target only: cudaenv.pushed.json
-    holds one image and does not say which target's stack it carries, so a project of several
-    targets never takes it for any of them (None: pass --image)."""
+def recorded_image(project, target: str | None = None):
+    """The digest `cudaenv push` recorded: a project of one target's image, or, for ``target`` of a
+    project of several, the image (or image index) pushed for the targets the record names with it.
+    A record that names no targets is of no named target, so it is nobody's default there (None:
+    pass --image)."""
     from cudaenv.images.push import recorded
 
-    if project.several_targets:
-        return None
-    return recorded(project.root)
+    pushed = recorded(project.root)
+    if pushed is None or not project.several_targets:
+        return pushed
+    return pushed if target is not None and target in pushed.targets else None
 

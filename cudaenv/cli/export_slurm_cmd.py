@@ -57,7 +57,7 @@ def slurm(directory, runtime, image, target_name, gpus, time_limit, partition, a
     lock = locked_target(project, matrix, target_name, first=f"cudaenv lock {directory}")
     local_tag = None
     if image is None and runtime != "docker":
-        pushed = recorded_image(project)  # `cudaenv push` recorded the digest: every node pulls the same bytes
+        pushed = recorded_image(project, lock.name)  # `cudaenv push` recorded the digest: every node pulls the same bytes
         if pushed is not None:
             image = pushed.by_digest
             click.echo(f"using the pushed image {image} (cudaenv.pushed.json)", err=True)

@@ -17,7 +17,7 @@ DIRECTORY = click.argument("directory", required=False, default=".", type=Projec
 
 
 def run_options(func):
-    func = target_name_option(what="the container runs (default: the one this host runs)")(func)
+    func = target_name_option(what="the container")(func)
     func = click.option("--ulimit", "ulimits", multiple=True, metavar="NAME=SOFT[:HARD]",
                         help="Override a ulimit (default memlock=-1, stack=64 MiB as NVIDIA recommends).")(func)
     func = click.option("--rebuild", is_flag=True, help="Build the image again even when it is current.")(func)

@@ -133,15 +133,18 @@ class RegistryClient:
         self._bearer[key] = token
         return token
 
-    def request(self, method: str, path: str, *, accept: str | None = None):
+    def request(self, method: str, path: str, *, accept: str | None = None, data: bytes | None = None,
+                content_type: str | None = None):
         import urllib.error
         import urllib.request
 
         url = f"{self.base}/v2/{path}"
         headers = {"Accept": accept} if accept else {}
+        if content_type:
+            headers["Content-Type"] = content_type
         authorization = self._basic()
         for _attempt in range(2):
-            request = urllib.request.Request(url, method=method, headers=dict(headers))
+            request = urllib.request.Request(url, method=method, headers=dict(headers), data=data)
             if authorization:
                 request.add_header("Authorization", authorization)
             try:
@@ -175,6 +178,41 @@ class RegistryClient:
         except OSError as exc:
             raise RegistryError(f"{self.registry}: unreachable ({exc.__class__.__name__}: "
                                 f"{getattr(exc, 'reason', exc)})", transient=True) from exc
+
+
+    def get_manifest(self, repository: str, reference: str) -> tuple[bytes, str]:
+        """The manifest ``repository:reference`` (a tag or digest) as the registry stores it: its
+        exact bytes (what its digest is of) and media type."""
+        import urllib.error
+
+        try:
+            with self.request("GET", f"{repository}/manifests/{reference}", accept=MANIFEST_TYPES) as response:
+                return response.read(), response.headers.get("Content-Type", "").split(";")[0].strip()
+        except urllib.error.HTTPError as exc:
+            raise RegistryError(f"{self.registry}: reading {repository}:{reference} failed (HTTP {exc.code})",
+                                transient=exc.code >= 500) from exc
+        except OSError as exc:
+            raise RegistryError(f"{self.registry}: unreachable ({exc.__class__.__name__})", transient=True) from exc
+
+    def put_manifest(self, repository: str, tag: str, body: bytes, media_type: str) -> str:
+        """Store ``body`` as ``repository:tag``; the digest of those bytes (which the registry says
+        back, and which is checked against them)."""
+        import hashlib
+        import urllib.error
+
+        digest = f"sha256:{hashlib.sha256(body).hexdigest()}"
+        try:
+            with self.request("PUT", f"{repository}/manifests/{tag}", data=body, content_type=media_type) as response:
+                said = response.headers.get("Docker-Content-Digest")
+        except urllib.error.HTTPError as exc:
+            detail = exc.read(300).decode("utf-8", "replace").strip()
+            raise RegistryError(f"{self.registry}: writing {repository}:{tag} failed (HTTP {exc.code}: {detail})",
+                                transient=exc.code >= 500) from exc
+        except OSError as exc:
+            raise RegistryError(f"{self.registry}: unreachable ({exc.__class__.__name__})", transient=True) from exc
+        if said and said != digest:
+            raise RegistryError(f"{self.registry}: stored {repository}:{tag} as {said}, not as the {digest} written")
+        return digest
 
 
 def push_auth_config(registry: str) -> dict | None:

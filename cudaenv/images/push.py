@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from cudaenv.errors import UserError
+from cudaenv.project.config import TARGET_NAME
 from cudaenv.images.publish import _push, with_retries
 from cudaenv.engine.registry import Reference, RegistryClient, RegistryError
 
@@ -20,10 +21,16 @@ PUSHED_FILE = "cudaenv.pushed.json"
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+
+
 @dataclass(frozen=True)
 class PushedImage:
     reference: str  # registry/repository:tag as pushed
     digest: str  # sha256:... as the registry reports it
+    # the project's targets the image serves: one image's, or an image index's (one image per CPU
+    # architecture); empty in records written before targets, read as the project's one image
+    targets: tuple[str, ...] = ()
 
     @property
     def by_digest(self) -> str:
@@ -46,9 +53,34 @@ def push_image(engine, local_image: str, target: str, *, attempts: int = 3,
     return PushedImage(str(ref), digest)
 
 
+def push_index(engine, members: list[tuple[str, str, str]], target: str, *, attempts: int = 3,
+               progress: Callable[[str], None] = lambda _line: None) -> PushedImage:
+    """One OCI image index for a fleet of several CPU architectures: ``members`` are (local image,
+    OCI architecture, target name), one per architecture. Each image is pushed under the index's
+    tag plus ``-ARCH`` (what its digest is read back from), then the index naming each by digest,
+    size and platform is written under ``target``: a node pulling it gets its own architecture's."""
+    ref = Reference.parse(target)
+    client = RegistryClient(ref.registry)
+    entries = []
+    for local_image, arch, _name in members:
+        pushed = push_image(engine, local_image, f"{ref.registry}/{ref.repository}:{ref.tag}-{arch}",
+                            attempts=attempts, progress=progress)
+        body, media_type = with_retries(lambda p=pushed: client.get_manifest(ref.repository, p.digest),
+                                        attempts=attempts)
+        entries.append({"mediaType": media_type, "digest": pushed.digest, "size": len(body),
+                        "platform": {"architecture": arch, "os": "linux", **({"variant": "v8"} if arch == "arm64" else {})}})
+    index = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": entries}, indent=2).encode()
+    progress(f"  writing the image index {ref} ({', '.join(e['platform']['architecture'] for e in entries)})")
+    digest = with_retries(lambda: client.put_manifest(ref.repository, ref.tag, index, OCI_INDEX), attempts=attempts)
+    return PushedImage(str(ref), digest, tuple(name for _, _, name in members))
+
+
 def record(root: Path, pushed: PushedImage) -> Path:
     path = root / PUSHED_FILE
-    path.write_text(json.dumps({"reference": pushed.reference, "digest": pushed.digest}, indent=2) + "\n")
+    data = {"reference": pushed.reference, "digest": pushed.digest}
+    if pushed.targets:
+        data["targets"] = list(pushed.targets)
+    path.write_text(json.dumps(data, indent=2) + "\n")
     return path
 
 
@@ -59,10 +91,14 @@ def recorded(root: Path) -> PushedImage | None:
         return None
     try:
         data = json.loads(path.read_text())
-        pushed = PushedImage(str(data["reference"]), str(data["digest"]))
+        targets = data.get("targets", [])
+        if not isinstance(targets, list) or not all(isinstance(t, str) and TARGET_NAME.fullmatch(t) for t in targets):
+            raise ValueError("field 'targets': expected a list of target names")
+        pushed = PushedImage(str(data["reference"]), str(data["digest"]), tuple(targets))
         Reference.parse(pushed.reference)
     except (ValueError, KeyError, TypeError, RegistryError) as exc:
-        raise UserError(f"{path}: expected {{\"reference\": REGISTRY/NAME:TAG, \"digest\": sha256:...}} ({exc})") from exc
+        raise UserError(f"{path}: expected {{\"reference\": REGISTRY/NAME:TAG, \"digest\": sha256:..., \"targets\": [...]}} "
+                        f"({exc})") from exc
     if not DIGEST.fullmatch(pushed.digest):
         raise UserError(f"{path}: field 'digest': expected sha256:<64 hex digits>")
     return pushed
