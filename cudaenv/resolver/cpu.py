@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from cudaenv.resolver.images import wheels_base
 from cudaenv.resolver.model import COMPANIONS, FRAMEWORKS, Constraints, Host, Problem, Resolution, Stack
@@ -63,7 +64,12 @@ def cpu_label(index_url: str) -> str:
 
 
 def _exact(spec: SpecifierSet | None, version: str) -> bool:
-    return spec is not None and any(s.operator in ("==", "===") and s.version == version for s in spec)
+    """Whether ``spec`` pins ``version`` exactly (``==X`` without a wildcard, ``==2.6`` for 2.6.0 too, or
+    ``===X``): the only request pip and uv answer with a yanked release. The CUDA resolver's rule
+    (``resolve.pins_exactly``; not imported: resolve imports this module)."""
+    return spec is not None and any((s.operator == "===" and s.version == version)
+                                    or (s.operator == "==" and not s.version.endswith(".*")
+                                        and Version(s.version) == Version(version)) for s in spec)
 
 
 def _fits(choice: CpuChoice, constraints: Constraints) -> bool:
@@ -86,7 +92,16 @@ def _pythons(choice: CpuChoice, constraints: Constraints) -> list[str]:
 
 
 def _recorded(rows: list[CpuChoice]) -> str:
-    return ", ".join(c.version for c in rows[:6]) + (" …" if len(rows) > 6 else "")
+    return ", ".join(c.version + (" (yanked)" if c.yanked is not None else "") for c in rows[:6]) + (
+        " …" if len(rows) > 6 else "")
+
+
+def _wanted(name: str, constraints: Constraints) -> str:
+    """``torch>=2.6``, or ``torch>=2.6 with torchvision==0.20.0`` where its companions are pinned too
+    (a companion pin is as much a reason no build fits as the framework's own)."""
+    spec = constraints.spec(name)
+    companions = [f"{n}{s}" for n, s in constraints.frameworks if COMPANIONS.get(n) == name]
+    return (f"{name}{spec}" if spec else name) + (" with " + " and ".join(companions) if companions else "")
 
 
 def resolve_cpu(matrix, constraints: Constraints, host: Host) -> Resolution:
@@ -105,7 +120,6 @@ def resolve_cpu(matrix, constraints: Constraints, host: Host) -> Resolution:
     chosen: list[tuple[CpuChoice, list[str]]] = []
     for name in names:
         rows = builds.get(name, [])
-        spec = constraints.spec(name)
         if not rows:
             problems.append(Problem("no-cpu-build", f"cudaenv's matrix records no CPU-only build of {name} for "
                                                     f"{platform}: a target without a GPU cannot get {name} "
@@ -113,9 +127,9 @@ def resolve_cpu(matrix, constraints: Constraints, host: Host) -> Resolution:
             continue
         fitting = [c for c in rows if _fits(c, constraints)]
         if not fitting:
-            wanted = f"{name}{spec}" if spec else name
-            problems.append(Problem("no-cpu-build", f"{wanted}: no CPU-only build of it is recorded for {platform} "
-                                                    f"(CPU builds recorded: {name} {_recorded(rows)})"))
+            problems.append(Problem("no-cpu-build", f"{_wanted(name, constraints)}: no CPU-only build of it is "
+                                                    f"recorded for {platform} (CPU builds recorded: {name} "
+                                                    f"{_recorded(rows)})"))
             continue
         with_python = [(c, _pythons(c, constraints)) for c in fitting]
         with_python = [(c, ps) for c, ps in with_python if ps]
