@@ -220,7 +220,7 @@ def test_the_cpu_stack_in_full():
     found = resolve_cpu(m, ask(torch="any"), Host(arch="aarch64", cpu=True))
     assert found == Resolution(stack=Stack(
         python="3.11", cuda=None, cuda_release=None, cudnn=None, cudnn_version=None,
-        frameworks=(("torch", "2.6.0"),), requirements=("torch==2.6.0",), index_urls=(CPU_INDEX,), find_links=(),
+        frameworks=(("torch", "2.6.0"),), requirements=("torch==2.6.0+cpu",), index_urls=(CPU_INDEX,), find_links=(),
         flavor="cpu", base_image="python:3.11-slim", driver_compatibility=None, min_driver=None,
         min_driver_compat=None, compute_capabilities=(), brings_own_cuda=False, arch="aarch64", device="cpu",
     ), valid_cuda=(), problems=())
@@ -238,7 +238,7 @@ def test_the_stack_installs_the_companions_asked_for_made_for_its_torch(asked, f
     m = fake(torch("2.6.0", torchvision="0.21.0", torchaudio="2.6.1"))
     stack = resolve_cpu(m, ask(**asked), CPU).stack
     assert stack.frameworks == frameworks
-    assert stack.requirements == tuple(f"{n}=={v}" for n, v in frameworks)
+    assert stack.requirements == tuple(f"{n}=={v}+cpu" for n, v in frameworks)  # the CPU index's builds, by name
 
 
 # --- several frameworks (the shipped matrix records CPU builds of torch only; given here) ----------
@@ -262,7 +262,7 @@ def test_several_frameworks_get_the_newest_python_they_all_have(offered):
              "jax": [choice("jax", "0.4.30", ("3.9", "3.10", "3.11"), index=OTHER_INDEX)]})
     stack = resolve_cpu(fake(), ask(torch="any", jax="any"), CPU).stack
     assert stack.python == "3.11" and stack.frameworks == (("torch", "2.6.0"), ("jax", "0.4.30"))
-    assert stack.requirements == ("torch==2.6.0", "jax==0.4.30")
+    assert stack.requirements == ("torch==2.6.0+cpu", "jax==0.4.30")  # only PyTorch's CPU index labels its builds
     assert stack.index_urls == (CPU_INDEX, OTHER_INDEX)
 
 
@@ -440,3 +440,13 @@ def test_the_cpu_only_reason_names_every_framework_and_index(offered):
     assert problem.message == ("the only build of torch 2.6.0, jax 0.4.30 that fits (Python 3.14) is a CPU-only "
                                f"build ({CPU_INDEX}, {OTHER_INDEX}): a GPU target never gets a CPU build, so it is "
                                "refused")
+
+
+@pytest.mark.parametrize(("index", "label"), [
+    (CPU_INDEX, "+cpu"), (CPU_INDEX + "/", "+cpu"), ("https://mirror.example.org/pytorch/whl/cpu", "+cpu"),
+    (OTHER_INDEX, ""), ("https://download.pytorch.org/whl/cu126", ""), ("https://download.pytorch.org/whl/cpu-cxx11", ""),
+], ids=["cpu-index", "trailing-slash", "a-mirror", "other", "cuda-index", "another-cpu-flavour"])
+def test_the_label_a_cpu_build_is_named_by(index, label):
+    from cudaenv.resolver.cpu import cpu_label
+
+    assert cpu_label(index) == label
