@@ -26,7 +26,7 @@ from cudaenv.cli.target import target_name_option
 @click.option("-e", "--env", "env", multiple=True,
               help="Set NAME=value in every service (on top of [run] env); -e NAME: taken from the shell that runs "
                    "`docker compose up`, never written into the file.")
-@target_name_option(what="every service (each project must name it)")
+@target_name_option(what="every project of several targets")
 def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env, target_name) -> None:
     """Print a compose.yaml that runs each project DIRECTORY (default: this one) as a service.
 
@@ -59,8 +59,10 @@ def compose(directories, output, force, name, gpus, gpu_count, gpu_access, env, 
         parse_gpus(gpus)
     asked = [parse_gpus(gpus or p.run.gpus) for p in projects]
     matrix = load_matrix()
-    locks = [locked_target(project, matrix, target_name, first=f"cudaenv build {project.root}",
-                           why=" (it locks, then builds the image compose runs)") for project in projects]
+    # --target serves the projects of several targets; a project of one target has nothing to choose
+    locks = [locked_target(project, matrix, target_name if project.several_targets else None,
+                           first=f"cudaenv build {project.root}", why=" (it locks, then builds the image compose runs)")
+             for project in projects]
     requests = [service_gpus(lock.resolved_stack(), request) for lock, request in zip(locks, asked)]
     if gpu_count is None and any(kind == "auto" for kind, _ in requests):
         from cudaenv.matrix import load_matrix as _load

@@ -58,6 +58,9 @@ def devcontainer(directory, force, gpus, gpu_access, to_stdout, target_name) -> 
     else:
         lock = locked_target(project, matrix, target_name, first=f"cudaenv build {directory}")
     if lock.resolved_stack().cpu:  # a CPU target's image: it asks for no GPU, whatever [run] gpus says
+        if request[0] != "none":
+            click.echo(f"cudaenv: note: target {lock.name} is CPU-only: its dev container asks for no GPU "
+                       f"(--gpus / [run] gpus {gpus or project.run.gpus} left out)", err=True)
         request = parse_gpus("none")
     plan = plan_image(project, matrix, lock, buildkit=buildkit_available(False))
     user, _ = run_user()

@@ -83,7 +83,10 @@ def kubernetes(directory, kind, target_names, all_targets, images, name, namespa
         stack = lock.resolved_stack()
         workloads.append(build_workload(
             project, matrix, stack, kind=kind, image=by_target[lock.name],
-            name=workload_name(base, lock.name) if several else name, namespace=namespace,
+            # NAME-TARGET in a project of several targets, so targets exported one at a time never
+            # collide (a --name given for one workload is taken as it is)
+            name=workload_name(base, lock.name) if several or (project.several_targets and name is None) else name,
+            namespace=namespace,
             gpus=None if several and stack.cpu else gpus,
             runtime_class=None if several and stack.cpu else runtime_class, user=user, shm_size=shm_size,
             replicas=replicas, backoff_limit=backoff_limit, command=tuple(command), env=values, passthrough=passed,

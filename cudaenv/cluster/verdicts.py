@@ -101,7 +101,8 @@ def judge(matrix: Matrix, stack: Stack, facts: NodeFacts) -> NodeVerdict:
 
     if not facts.has_gpu:
         why = ("no gpu GRES" if facts.source == SLURM else
-               "no nvidia.com/gpu capacity, no GPU Feature Discovery labels")
+               f"its nvidia.com/gpu count is 0; the GPU Feature Discovery labels naming {facts.product} are taken "
+               "as stale" if facts.product else "no nvidia.com/gpu capacity, no GPU Feature Discovery labels")
         return NodeVerdict(facts, False, None, (f"no NVIDIA GPU on this node ({why})",), (), None)
     gpu, caveats = node_gpu(matrix, facts)
     wrong_cpu = arch_reason(facts, stack)

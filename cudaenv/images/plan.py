@@ -61,11 +61,10 @@ class ImagePlan:
 
     @property
     def latest_tag(self) -> str:
-        """``:latest``; a named target's image is ``:latest-TARGET``, so building one target never
-        moves another target's tag (target names are tag-safe: [a-z0-9-], at most 32)."""
-        from cudaenv.project.lock import DEFAULT_TARGET
-
-        suffix = "" if self.lock.name == DEFAULT_TARGET else f"-{self.lock.name}"
+        """``:latest``; in a project of several targets each target's image is ``:latest-TARGET``, so
+        building one target never moves another's tag (target names are tag-safe: [a-z0-9-], at most
+        32). A project of one target keeps ``:latest`` whatever that target is called."""
+        suffix = f"-{self.lock.name}" if self.project.several_targets else ""
         return f"cudaenv/{self.project.name}:latest{suffix}"
 
     def request(self, *, tags: tuple[str, ...] = (), no_cache: bool = False, pull: bool = False,

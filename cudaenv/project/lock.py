@@ -326,8 +326,9 @@ def read_lock_file(path: Path) -> LockFile | None:
         key = target.pop("stack", None)
         entry = stacks.get(key) if isinstance(key, str) else None
         if not isinstance(entry, dict):
-            raise UserError(f"{path}: targets.{name}.stack: names no entry of [stacks] ({shown(key)}); "
-                            "run `cudaenv lock` to rewrite the lock")
+            said = "missing (the key of the [stacks] entry the target uses)" if key is None else \
+                f"names no entry of [stacks] ({shown(key)})"
+            raise UserError(f"{path}: targets.{name}.stack: {said}; run `cudaenv lock` to rewrite the lock")
         where = f"stacks.{key}."
         # the key is only a name: an entry edited by hand is judged by its content, like any lock
         views.append(_read_view(path, header, name, target, _table(entry, "stack", path, where),

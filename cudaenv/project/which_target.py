@@ -36,8 +36,7 @@ def fit_target(matrix, name: str, stack: Stack, declared: Host, host: Host, *, w
     ``declared``? The GPU check is ``check_stack``, what `cudaenv check` says for this host.
     ``where``: how the reasons name the host ("this node" for a cluster's)."""
     if stack.cpu:
-        return fit_cpu_target(name, stack, gpu=host.gpus[0].label if host.gpus else None, arch=host.arch,
-                              where=where)
+        return fit_cpu_target(name, stack, gpu=gpu_words(host), arch=host.arch, where=where)
     if not host.gpus:
         why = f"no NVIDIA GPU on {where}" if host.driver is None else "no GPU this driver reports is in the matrix"
         return TargetFit(name, False, (why,), False, False)
@@ -45,6 +44,15 @@ def fit_target(matrix, name: str, stack: Stack, declared: Host, host: Host, *, w
 
     verdict = check_stack(matrix, stack, host)
     return TargetFit(name, verdict.compatible, tuple(verdict.reasons), declares_host_gpus(declared, host), False)
+
+
+def gpu_words(host: Host) -> str | None:
+    """The host's GPU in a few words, None when it has none: a host with an NVIDIA driver counts as a
+    GPU host even when no GPU it reports is identified (a board the matrix does not know, or a
+    declared driver without --gpu), so a CPU target is never picked there silently."""
+    if host.gpus:
+        return host.gpus[0].label
+    return "an NVIDIA driver, GPU not identified" if host.driver is not None else None
 
 
 def fit_cpu_target(name: str, stack: Stack, *, gpu: str | None, arch: str | None, where: str = "this host",
@@ -66,8 +74,7 @@ def fit_named(matrix, name: str, stack: Stack, declared: Host, host: Host, *, wh
     does not apply; what is left is whether its stack runs on ``host`` at all (a GPU stack still
     needs a GPU and a driver it runs on: never a silent CPU fallback)."""
     if stack.cpu:
-        return fit_cpu_target(name, stack, gpu=host.gpus[0].label if host.gpus else None, arch=host.arch,
-                              where=where, named=True)
+        return fit_cpu_target(name, stack, gpu=gpu_words(host), arch=host.arch, where=where, named=True)
     return fit_target(matrix, name, stack, declared, host, where=where)
 
 
@@ -94,18 +101,22 @@ def no_fit_message(where: str, host_words: str, fits: Sequence[TargetFit]) -> st
 
 def describe_host(host: Host) -> str:
     """This host in a few words, for messages: its driver, GPUs and CPU."""
-    gpus = ", ".join(g.label for g in host.gpus) or "no GPU"
+    gpus = ", ".join(g.label for g in host.gpus) or ("GPU not identified" if host.driver else "no GPU")
     driver = f"driver {host.driver}" if host.driver else "no NVIDIA driver"
     return f"this host ({driver}, {gpus}, {host.platform})"
 
 
 def judge_targets(matrix, project, lock_file, host: Host) -> tuple[TargetFit, ...]:
-    """Every target the lock holds, judged for ``host``, in the configuration's order."""
+    """Every target the lock holds, judged for ``host``, in the configuration's order (which decides
+    among targets that fit alike, whatever order the lock was written in)."""
     from cudaenv.hosts.target import project_targets
 
-    declared = dict(project_targets(matrix, project))
-    return judge_stacks(matrix, [(view.name, view.resolved_stack(), declared[view.name].host if view.name in declared
-                                  else Host()) for view in lock_file.targets], host)
+    declared = project_targets(matrix, project)
+    order = {name: n for n, (name, _) in enumerate(declared)}
+    views = sorted(lock_file.targets, key=lambda view: order.get(view.name, len(order)))
+    hosts = dict(declared)
+    return judge_stacks(matrix, [(view.name, view.resolved_stack(), hosts[view.name].host if view.name in hosts
+                                  else Host()) for view in views], host)
 
 
 def judge_stacks(matrix, targets, host: Host, *, named: bool = False) -> tuple[TargetFit, ...]:

@@ -288,6 +288,20 @@ def test_a_recorded_push_is_no_default_image_for_a_target(tmp_path, env):
     assert "pass --image" in refused(export("slurm", root, env, "--target", "a100"))
 
 
+def test_targets_exported_one_at_a_time_get_a_workload_each(project, env, tmp_path):
+    """A project of several targets names each workload NAME-TARGET even when one is exported:
+    applying the laptop's never replaces the a100's Job."""
+    out = tmp_path / "one-by-one"
+    for target in ("a100", "laptop"):
+        proc = export("kubernetes", project, env, "--target", target, "--image", IMAGE, "-o", out)
+        assert proc.returncode == 0, proc.stderr
+    names = sorted(manifests(p.read_text())[0]["metadata"]["name"] for p in out.iterdir())
+    assert sorted(p.name for p in out.iterdir()) == ["demo-a100-job.yaml", "demo-laptop-job.yaml"]
+    assert names == ["demo-a100", "demo-laptop"]
+    named = manifests(ok("kubernetes", project, env, "--target", "a100", "--image", IMAGE, "--name", "mine"))
+    assert named[0]["metadata"]["name"] == "mine"  # a name given for one workload is taken as it is
+
+
 def test_output_writes_one_file_per_target_and_none_over_an_existing_one(project, env, tmp_path):
     out = tmp_path / "k8s"
     args = ("--all-targets", *(f"--image={t}={IMAGE}" for t in TARGETS), "-o", out)
@@ -330,9 +344,18 @@ def test_a_cpu_targets_service_reserves_no_gpu_whatever_is_asked(project, asked)
 
 
 def test_compose_of_a_cpu_target_opens_its_image_without_a_gpu(project, env):
-    service = next(iter(yaml.safe_load(ok("compose", project, env, "--target", "laptop", "--gpus", "all"))["services"].values()))
-    assert "deploy" not in service or "devices" not in str(service["deploy"])  # no GPU reservation
-    assert service["image"].startswith("cudaenv/demo:")
+    service = yaml.safe_load(ok("compose", project, env, "--target", "laptop", "--gpus", "all"))["services"]["demo"]
+    assert service["image"] == image_tag(project, "laptop")
+    assert "deploy" not in service and "gpus" not in service  # no GPU reserved, however asked
+    gpu_service = yaml.safe_load(ok("compose", project, env, "--target", "a100", "--gpus", "all"))["services"]["demo"]
+    assert gpu_service["deploy"]["resources"]["reservations"]["devices"]  # the a100's does ask
+
+
+def test_compose_of_a_project_of_one_target_beside_one_of_several_takes_target_for_the_latter(project, env, tmp_path):
+    single = lock_offline(tmp_path / "solo", '[project]\nname = "solo"\n[target]\ndriver = "550.54.15"\ngpus = ["A100"]\n'
+                          + RUN).root
+    services = yaml.safe_load(ok("compose", project, env, single, "--target", "a100"))["services"]
+    assert services["demo"]["image"] == image_tag(project, "a100") and set(services) == {"demo", "solo"}
 
 
 # --- Dev container ------------------------------------------------------------------------------------
@@ -387,7 +410,8 @@ def test_several_gpu_targets_need_target_for_the_dev_containers_image(project, e
 
 
 def test_a_cpu_target_named_opens_its_own_image_without_a_gpu(project, env):
-    config, _ = devcontainer(project, env, "--target", "laptop", "--gpus", "all")
+    config, said = devcontainer(project, env, "--target", "laptop", "--gpus", "all")
+    assert "target laptop is CPU-only: its dev container asks for no GPU (--gpus / [run] gpus all left out)" in said
     assert "hostRequirements" not in config or config["hostRequirements"].get("gpu") in (None, False)
     assert not any("gpu" in str(arg).lower() for arg in config.get("runArgs", []))
 

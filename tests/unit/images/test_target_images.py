@@ -86,6 +86,29 @@ def test_each_targets_image_gets_its_own_latest_tag_and_a_single_target_keeps_la
     tags = {v.name: plan_image(project, matrix(), v, buildkit=True).latest_tag for v in whole_views}
     assert tags == {"laptop": "cudaenv/demo:latest-laptop", "a100": "cudaenv/demo:latest-a100",
                     "h100": "cudaenv/demo:latest-h100"}
-    single = project_in(tmp_path / "one", '[project]\nname = "solo"\n[target]\ndriver = "550.54.15"\ngpus = ["A100"]\n')
-    (view,) = views(single)
-    assert plan_image(single, matrix(), view, buildkit=True).latest_tag == "cudaenv/solo:latest"
+    for name, table in (("one", "[target]"), ("named", "[targets.only]")):  # one target, named or not: :latest
+        single = project_in(tmp_path / name, f'[project]\nname = "solo"\n{table}\ndriver = "550.54.15"\ngpus = ["A100"]\n')
+        (view,) = views(single)
+        assert plan_image(single, matrix(), view, buildkit=True).latest_tag == "cudaenv/solo:latest"
+
+
+def test_a_host_with_a_driver_and_no_gpu_cudaenv_can_name_never_gets_the_cpu_target(tmp_path):
+    """A driver declared without --gpu (or a board the matrix does not know): a GPU host all the
+    same, so no target fits rather than the laptop's CPU build."""
+    proc = dockerfile(three_targets(tmp_path), CUDAENV_DRIVER_VERSION="580.65.06")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "this host (driver 580.65.06, GPU not identified, x86_64)" in proc.stderr
+    assert "laptop: a CPU target, and this host has a GPU (an NVIDIA driver, GPU not identified)" in proc.stderr
+
+
+def test_the_configurations_order_decides_between_targets_that_fit_alike_whatever_the_locks_order(tmp_path):
+    """An RTX 4090 on 580 runs the a100 and the h100 stacks and declares neither: the first in the
+    configuration wins, also after the tables were reordered (the lock, written before, stays current)."""
+    project = three_targets(tmp_path)
+    host = {"CUDAENV_DRIVER_VERSION": "580.65.06", "CUDAENV_GPUS": "RTX 4090"}
+    assert "target a100: the one" in dockerfile(project, **host).stderr
+    text = project.config_path.read_text()
+    laptop, a100, h100 = (text[text.index(f"[targets.{n}]"):] for n in ("laptop", "a100", "h100"))
+    head = text[:text.index("[targets.laptop]")]
+    project.config_path.write_text(head + h100 + laptop[:laptop.index("[targets.a100]")] + a100[:a100.index("[targets.h100]")])
+    assert "target h100: the one" in dockerfile(project, **host).stderr
