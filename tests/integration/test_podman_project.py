@@ -127,8 +127,12 @@ def test_a_second_run_starts_the_recorded_image_and_one_removed_since_is_built_a
     inspect is a process of its own); an image removed since makes that run check and build again,
     never fail."""
     engine, root, name = project
-    first = cudaenv(engine_kind, "run", "--gpus", "none", str(root), "--", "echo", "first", cwd=root)
-    assert first.returncode == 0 and first.stdout.split()[-1] == "first", first.stderr
+    for word in ("first", "second"):  # the first locks and builds; the second records the image for its inputs
+        ran = cudaenv(engine_kind, "run", "--gpus", "none", str(root), "--", "echo", word, cwd=root)
+        assert ran.returncode == 0 and ran.stdout.split()[-1] == word, ran.stderr
+    third = cudaenv(engine_kind, "run", "--gpus", "none", str(root), "--", "echo", "third", cwd=root)
+    assert third.returncode == 0 and third.stdout.split()[-1] == "third", third.stderr
+    assert "building" not in third.stderr and "gone" not in third.stderr
     for image in engine.images(f"io.cudaenv.project={name}"):
         for tag in image.tags or (image.id,):
             engine.remove_image(tag, force=True)

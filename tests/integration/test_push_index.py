@@ -55,7 +55,8 @@ def project(tmp_path_factory, arm64_standins):
         "[targets.hopper]", 'driver = "580.65.06"', 'gpus = ["H100"]', "",
         "[targets.grace]", 'driver = "580.65.06"', 'gpus = ["NVIDIA GH200 480GB"]', "",
         "[targets.older]", 'driver = "550.54.15"', 'gpus = ["H100"]', "",
-        "[build]", 'flavor = "wheels"', f'base_registry = "{arm64_standins.host}"', ""]))
+        "[build]", 'flavor = "wheels"', f'base_registry = "{arm64_standins.host}"', "",
+        "[run]", 'command = ["python", "-c", "import platform; print(platform.machine())"]', ""]))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "UV_", "PIP_"))}
     env.update(CUDAENV_MATRIX_PATH=str(overlay), CUDAENV_PYTHON_INDEX=index.url, CUDAENV_FRAMEWORK_INDEX=index.url,
                UV_CACHE_DIR=str(index.root.with_name(index.root.name + "-uv-cache")))
@@ -108,7 +109,9 @@ def test_two_architectures_push_as_one_index_the_registry_serves_and_the_exports
                        for v in expr["values"]}
         assert arch_values == {arch}
     job = cudaenv("export", "slurm", directory, "--target", "grace", env=env)
-    assert job.returncode == 0 and pushed["image"] in job.stdout, job.stderr
+    from cudaenv.export.slurm import enroot_image
+
+    assert job.returncode == 0 and enroot_image(pushed["image"]) in job.stdout, job.stderr  # enroot's spelling of it
     other = cudaenv("export", "kubernetes", directory, "--target", "older", env=env)
     assert other.returncode == 2 and "records no image for it" in other.stderr  # not in the index: no default
 
