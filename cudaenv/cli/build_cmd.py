@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from cudaenv.cli.output import emit_json, json_option
-from cudaenv.cli.params import DIRECTORY
-from cudaenv.cli.target import target_name_option
+from cudaenv.cli.params import DIRECTORY, target_name_option
 from cudaenv.errors import BuildError, UserError
 from cudaenv.images.build import BuildProgress, build_project, buildkit_available, report_build_error
 from cudaenv.matrix import load_matrix

@@ -9,8 +9,7 @@ import click
 
 from cudaenv.run import session as running
 from cudaenv.cli.output import emit_json, json_option
-from cudaenv.cli.params import CommandAfterDashes, ProjectDirectory
-from cudaenv.cli.target import target_name_option
+from cudaenv.cli.params import CommandAfterDashes, ProjectDirectory, target_name_option
 from cudaenv.run.session import check_run_options, within_daemon_limits  # noqa: F401 (their old home)
 
 DIRECTORY = click.argument("directory", required=False, default=".", type=ProjectDirectory())

@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
+from cudaenv.cli.params import _not_blank, target_name_option  # noqa: F401 - re-exported for commands
 from cudaenv.hosts.target import Target, resolve_target  # noqa: F401 - re-exported for commands
-
-
-def _not_blank(ctx, param, value):
-    import click
-
-    values = value if isinstance(value, tuple) else (value,)
-    if any(v is not None and not v.strip() for v in values):
-        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
-    return value
 
 
 def target_options(*, fleet: bool = False):
@@ -34,18 +26,3 @@ def target_options(*, fleet: bool = False):
         return func
 
     return decorate
-
-
-def target_name_option(*, what: str = "this command", multiple: bool = False):
-    """``--target NAME``: which of the project's named targets ([targets.NAME]) ``what`` serves.
-    One spelling for every command, so the option reads the same in build, run, check and exports;
-    ``multiple``: repeatable (``target_names``, a tuple), for a command that serves several at once."""
-    import click
-
-    if multiple:
-        return click.option("--target", "target_names", metavar="NAME", multiple=True, callback=_not_blank,
-                            help=f"The project's target ([targets.NAME]) {what} serves (repeatable: one each). "
-                                 "Needed when the project names several targets.")
-    return click.option("--target", "target_name", metavar="NAME", callback=_not_blank,
-                        help=f"The project's target ([targets.NAME]) {what} serves. Needed when the project "
-                             "names several targets and none is picked from this host.")

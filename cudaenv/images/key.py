@@ -77,16 +77,17 @@ def inputs_key(project: Project, *, jupyter: bool = False, environ=None, target:
     _file(digest, "dockerignore", os.path.join(root, ".dockerignore"))
     for relative in project.requirements:
         _file(digest, f"requirements:{relative}", os.path.join(root, relative))
-    from cudaenv.errors import UserError
-    from cudaenv.project.inputs import extra_inputs, file_digest
+    if project.requirements:  # (the requirement-file reader and its imports only where there are files)
+        from cudaenv.errors import UserError
+        from cudaenv.project.inputs import extra_inputs, file_digest
 
-    try:  # what the requirement files include: -r, -c, local find-links folders and wheels
-        extras = extra_inputs(project.root, project.requirements)
-    except UserError as exc:  # the full check reports it; the key only has to differ
-        extras = []
-        digest.update(f"unreadable\0{exc}\0".encode())
-    for relative in extras:
-        digest.update(f"include:{relative}\0{file_digest(os.path.join(root, relative))}\0".encode())
+        try:  # what the requirement files include: -r, -c, local find-links folders and wheels
+            extras = extra_inputs(project.root, project.requirements)
+        except UserError as exc:  # the full check reports it; the key only has to differ
+            extras = []
+            digest.update(f"unreadable\0{exc}\0".encode())
+        for relative in extras:
+            digest.update(f"include:{relative}\0{file_digest(os.path.join(root, relative))}\0".encode())
     if project.build.ca_cert is not None:
         _file(digest, "ca_cert", os.path.abspath(project.build.ca_cert))  # under the root or absolute
     for name in sorted(env):
