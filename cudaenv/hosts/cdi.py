@@ -233,10 +233,13 @@ def request_names(kind: str, value, devices: Mapping[str, CdiDevice] | None = No
     if kind == "none":
         return ()
     if kind == "ids":
-        ids = tuple(str(i) for i in value)
+        # an index is a number: "01" is GPU 1, as nvidia-ctk names it ("nvidia.com/gpu=1")
+        ids = tuple(str(int(i)) if str(i).isascii() and str(i).isdigit() else str(i) for i in value)
         bad = [i for i in ids if not _DEVICE_NAME.match(i)]
         if bad:
-            raise CdiError(f"--gpus: {bad[0]!r} is not a CDI device name (letters, digits, '_', '.', ':' or '-')")
+            from cudaenv.errors import UserError
+
+            raise UserError(f"--gpus: {bad[0]!r} is not a CDI device name (letters, digits, '_', '.', ':' or '-')")
         return device_names(devices, device_ids=ids) if devices else tuple(f"{GPU_KIND}={i}" for i in dict.fromkeys(ids))
     count = int(value) if kind == "count" or (kind == "auto" and isinstance(value, int)) else -1
     if devices:

@@ -192,9 +192,17 @@ def test_an_export_checks_the_names_against_this_hosts_specs(tmp_path):
         cdi.request_names("ids", ("7",), gpus(tmp_path))
 
 
-def test_a_device_id_outside_the_cdi_name_grammar_never_reaches_a_file():
-    with pytest.raises(cdi.CdiError, match=r"'0 --privileged' is not a CDI device name"):
+def test_a_device_id_outside_the_cdi_name_grammar_never_reaches_a_file_and_is_bad_input():
+    from cudaenv.errors import UserError
+
+    with pytest.raises(UserError, match=r"'0 --privileged' is not a CDI device name") as caught:
         cdi.request_names("ids", ("0 --privileged",))
+    assert caught.value.exit_code == 2
+
+
+def test_an_index_written_with_a_leading_zero_is_that_index():
+    assert cdi.request_names("ids", ("01", "2")) == ("nvidia.com/gpu=1", "nvidia.com/gpu=2")
+    assert cdi.request_names("ids", ("01", "1")) == ("nvidia.com/gpu=1",)  # the same GPU named twice: once
 
 
 def test_export_gpu_access_legacy_or_no_gpus_means_no_cdi():
