@@ -136,3 +136,74 @@ def test_the_no_fit_message_names_every_target_and_why(targets):
     assert "; a100: driver 470.129.06 runs" in message and "; h100: driver 470.129.06 runs" in message
     assert message.endswith("pass --target NAME to use one anyway (targets: laptop, a100, h100)")
 
+
+
+# --- every field of a fit, the words, and the configuration's order ----------------------------------------
+
+
+def test_each_fit_is_the_whole_value_the_callers_read(targets):
+    from cudaenv.project.which_target import TargetFit
+
+    laptop, a100, h100 = judge_stacks(matrix(), targets, host(None))
+    assert laptop == TargetFit("laptop", True, (), False, True)
+    assert a100 == TargetFit("a100", False, ("no NVIDIA GPU on this host",), False, False)
+    assert h100 == TargetFit("h100", False, ("no NVIDIA GPU on this host",), False, False)
+    fits = judge_stacks(matrix(), targets, host("580.65.06", "H100"))
+    assert fits[2] == TargetFit("h100", True, (), True, False)  # declares the host's GPU, a GPU target
+    assert fits[1] == TargetFit("a100", True, (), False, False)
+    assert fits[0] == TargetFit("laptop", False, ("a CPU target, and this host has a GPU (H100 (sm_90)): it is picked "
+                                                  "only with --target laptop",), False, True)
+
+
+def test_a_driver_without_a_gpu_the_matrix_names_is_a_gpu_host_in_so_many_words(targets):
+    from cudaenv.project.which_target import TargetFit, describe_host, gpu_words
+
+    driver_only = host("580.65.06")
+    assert gpu_words(driver_only) == "an NVIDIA driver, GPU not identified" and gpu_words(host(None)) is None
+    assert gpu_words(host("580.65.06", "H100")) == "H100 (sm_90)"
+    laptop, a100, _ = judge_stacks(matrix(), targets, driver_only)
+    assert laptop == TargetFit("laptop", False, ("a CPU target, and this host has a GPU (an NVIDIA driver, GPU not "
+                                                 "identified): it is picked only with --target laptop",), False, True)
+    assert a100 == TargetFit("a100", False, ("no GPU this driver reports is in the matrix",), False, False)
+    assert describe_host(driver_only) == "this host (driver 580.65.06, GPU not identified, x86_64)"
+    assert describe_host(host(None)) == "this host (no NVIDIA driver, no GPU, x86_64)"
+    assert describe_host(host("580.65.06", "H100", "A100", arch="aarch64")) == \
+        "this host (driver 580.65.06, H100 (sm_90), A100 (sm_80), aarch64)"
+
+
+def test_a_named_target_is_judged_in_the_callers_words_under_its_own_name(targets):
+    from cudaenv.project.which_target import TargetFit
+
+    (name, stack, declared), a100 = targets[0], targets[1]
+    assert fit_named(matrix(), name, stack, declared, host("580.65.06"), where="this node") == \
+        TargetFit("laptop", True, (), False, True)  # a CPU target asked for by name runs on a GPU host too
+    assert fit_named(matrix(), name, stack, declared, host(None, arch="aarch64"), where="this node") == \
+        TargetFit("laptop", False, ("built for x86_64 and this node's CPU is aarch64",), False, True)
+    assert fit_named(matrix(), *a100, host(None), where="this node") == \
+        TargetFit("a100", False, ("no NVIDIA GPU on this node",), False, False)
+    assert judge_stacks(matrix(), targets, host("580.65.06", "H100"), named=True)[0].fits  # named: fit_named's rule
+    assert not judge_stacks(matrix(), targets, host("580.65.06", "H100"))[0].fits
+
+
+def test_no_fit_message_names_each_reason_and_the_way_out():
+    from cudaenv.project.which_target import TargetFit
+
+    fits = (TargetFit("laptop", False, ("a", "b"), False, True), TargetFit("a100", False, (), False, False))
+    assert no_fit_message("cudaenv.toml", "this host (x)", fits) == (
+        "cudaenv.toml: no target fits this host (x) (laptop: a, b; a100: does not fit); pass --target NAME to use "
+        "one anyway (targets: laptop, a100)")
+
+
+def test_the_configurations_order_decides_whatever_order_the_lock_holds(project, targets):
+    """A lock written before the tables were reordered, or by hand: judged in the configuration's order,
+    and a target only the lock names (none here) would come last."""
+    views = [make_lock(project, stack, matrix_revision=matrix().revision,
+                       target=project_target(matrix(), project, name).as_dict(), pinned=[], name=name)
+             for name, stack, _ in reversed(targets)]
+    fits = judge_targets(matrix(), project, LockFile.of(views), host("580.65.06", "RTX 4090"))
+    assert [f.name for f in fits] == ["laptop", "a100", "h100"]
+    assert choose_fit(fits).name == "a100"  # both GPU targets run an RTX 4090 on 580: the first configured
+    extra = make_lock(project, targets[1][1], matrix_revision=matrix().revision,
+                      target=project_target(matrix(), project, "a100").as_dict(), pinned=[], name="zeta")
+    fits = judge_targets(matrix(), project, LockFile.of([extra, *views]), host("580.65.06", "RTX 4090"))
+    assert [f.name for f in fits] == ["laptop", "a100", "h100", "zeta"]
