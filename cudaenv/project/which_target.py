@@ -55,7 +55,7 @@ def gpu_words(host: Host) -> str | None:
     return "an NVIDIA driver, GPU not identified" if host.driver is not None else None
 
 
-def fit_cpu_target(name: str, stack: Stack, *, gpu: str | None, arch: str | None, where: str = "this host",
+def fit_cpu_target(name: str, stack: Stack, *, gpu: str | None, arch: str | None, where: str,
                    named: bool = False) -> TargetFit:
     """A CPU target (``stack.cpu``) on a host with ``gpu`` (its first GPU's label; None: no GPU) and
     CPU ``arch`` (None: not stated, so not held against it). ``named``: asked for with --target
