@@ -74,7 +74,11 @@ class CommandAfterDashes(click.Command):
             return super().parse_args(ctx, args)
         cut = args.index("--")
         rest = super().parse_args(ctx, args[:cut])
-        ctx.params["command"] = tuple(ctx.params.get("command") or ()) + tuple(args[cut + 1:])
+        before = tuple(ctx.params.get("command") or ())
+        unknown = next((word for word in before if word.startswith("-")), None)
+        if unknown is not None:  # an option this command lacks, before `--`: never slipped into the command
+            raise click.NoSuchOption(unknown, ctx=ctx)
+        ctx.params["command"] = before + tuple(args[cut + 1:])
         return rest
 
 
