@@ -26,6 +26,18 @@ def annotation(level: str, file: str | None, message: str) -> str:
     return f"::{level}{props}::{annotation_escape(message)}"
 
 
+def github_annotations(file: str | None, wheels, hosts) -> None:
+    """GitHub Actions annotations for a check: an error per wheel problem, then per host (``hosts``:
+    (label, reasons, caveats)) an error per reason and a warning per caveat, each named by its host."""
+    for reason in wheels:
+        click.echo(annotation("error", file, reason))
+    for label, reasons, caveats in hosts:
+        for reason in reasons:
+            click.echo(annotation("error", file, f"{label}: {reason}"))
+        for caveat in caveats:
+            click.echo(annotation("warning", file, f"{label}: {caveat}"))
+
+
 class NoStackForConfiguration(UserError):
     """A project's configuration admits no stack for its [target]: bad input for `check` (exit 2);
     `plan --nodes` reports that project as running nowhere instead."""
@@ -232,13 +244,8 @@ def check(directory, image, drivers, gpus, compute_capabilities, arch, no_detect
         click.echo(f"{bad} of {len(results)} host(s) cannot run this stack" if bad else
                    f"compatible with all {len(results)} host(s)")
         if output_format == "github":
-            for reason in wheels:
-                click.echo(annotation("error", file, reason))
-            for host, result in zip(hosts, results):
-                for reason in result["reasons"]:
-                    click.echo(annotation("error", file, f"{_host_label(host)}: {reason}"))
-                for caveat in result["caveats"]:
-                    click.echo(annotation("warning", file, f"{_host_label(host)}: {caveat}"))
+            github_annotations(file, wheels, [(_host_label(host), result["reasons"], result["caveats"])
+                                              for host, result in zip(hosts, results)])
     click.get_current_context().exit(0 if compatible else 1)
 
 
@@ -317,11 +324,7 @@ def _check_nodes(matrix, directory, image, options, nodes_file, output_format, a
         click.echo(f"{len(runnable)} of {len(verdicts)} node(s) can run this stack"
                    + (f": {', '.join(runnable)}" if runnable else ""))
         if output_format == "github":
-            for verdict in verdicts:
-                for reason in verdict.reasons:
-                    click.echo(annotation("error", file, f"node {verdict.name}: {reason}"))
-                for caveat in verdict.caveats:
-                    click.echo(annotation("warning", file, f"node {verdict.name}: {caveat}"))
+            github_annotations(file, (), [(f"node {v.name}", v.reasons, v.caveats) for v in verdicts])
     click.get_current_context().exit(0 if compatible else 1)
 
 
@@ -438,11 +441,9 @@ def _check_nodes_targets(matrix, directory, project, target_name, nodes_file, ou
     click.echo(f"{len(runnable)} of {len(judged)} node(s) run {what}"
                + (f": {', '.join(f'{n.name} ({n.chosen})' for n in judged if n.compatible)}" if runnable else ""))
     if output_format == "github":
-        for node in judged:
-            for reason in node.reasons:
-                click.echo(annotation("error", file, f"node {node.name}: {reason}"))
-            for caveat in node.verdict(node.chosen).caveats if node.chosen else ():
-                click.echo(annotation("warning", file, f"node {node.name}: {node.chosen}: {caveat}"))
+        github_annotations(file, (), [(f"node {node.name}", node.reasons,
+                                       [f"{node.chosen}: {c}" for c in node.verdict(node.chosen).caveats]
+                                       if node.chosen else []) for node in judged])
     click.get_current_context().exit(0 if compatible else 1)
 
 
@@ -521,13 +522,9 @@ def _check_hosts_targets(matrix, project, target_name, declared_options, no_dete
     else:
         click.echo(f"all {len(results)} host(s) run " + ("a target" if target_name is None else f"target {target_name}"))
     if output_format == "github":
-        for reason in wheels:
-            click.echo(annotation("error", file, reason))
-        for host, result in zip(hosts, results):
-            for reason in result["reasons"]:
-                click.echo(annotation("error", file, f"{_target_host_label(host)}: {reason}"))
-            for caveat in result["caveats"]:
-                click.echo(annotation("warning", file, f"{_target_host_label(host)}: {result['target']}: {caveat}"))
+        github_annotations(file, wheels, [(_target_host_label(host), result["reasons"],
+                                           [f"{result['target']}: {caveat}" for caveat in result["caveats"]])
+                                          for host, result in zip(hosts, results)])
     click.get_current_context().exit(0 if compatible else 1)
 
 

@@ -159,6 +159,36 @@ def mount_argv(mount) -> list[str]:
                       "--mount and --volume both read as separators; move or rename the directory")
 
 
+def relay_output(proc: subprocess.Popen, on_output: Callable[[bytes], None],
+                 refusal: bytes) -> tuple[int, bytes, bytes]:
+    """Pass a podman process's output on until it ends: (its exit code, the first 4 KiB, and the
+    first chunk held back because the output began with ``refusal``, Podman's own error, which
+    the caller reports as cudaenv's or passes on after all)."""
+    assert proc.stdout is not None
+    head, held = b"", b""
+    while True:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            break
+        if len(head) < 4096:
+            head += chunk[:4096]
+        if not held and head.startswith(refusal):
+            held = chunk  # podman's own refusal, reported by the caller as cudaenv's error
+            continue
+        on_output(held + chunk)
+        held = b""
+    return proc.wait(), head, held
+
+
+def ulimit_refused(name: str, hard) -> UlimitRefused:
+    """Podman could not give the container ulimit ``name`` (``hard``: what was asked; None: unknown)."""
+    wanted = "unlimited" if hard in (-1, 2 ** 64 - 1) else (str(hard) if hard is not None else "?")
+    return UlimitRefused(
+        f"Podman cannot give the container ulimit {name}={wanted}: the engine's own hard limit is lower. Raise it "
+        f"for the user running podman (limits.conf, or the service that starts it) or set [run] ulimits.{name} in "
+        f"cudaenv.toml (or --ulimit {name}=N) to a value within it", name=name)
+
+
 def image_missing(text: str) -> bool:
     """Podman's ways of saying an image is not in its store (a short name it would otherwise have
     to look up in registries.conf, which cudaenv never asks it to)."""
@@ -689,17 +719,14 @@ class PodmanEngine(Engine):
         self._raise_for_gpu_error(text)
         name = rlimit_refused(text)
         if name is not None:
-            wanted = ""
+            hard = None
             try:
                 for item in ((self.inspect(container_id).get("HostConfig") or {}).get("Ulimits") or []):
                     if item.get("Name", "").lower().removeprefix("rlimit_") == name:
-                        wanted = "unlimited" if item.get("Hard") in (-1, 2 ** 64 - 1) else str(item.get("Hard"))
+                        hard = item.get("Hard")
             except EngineError:
                 pass
-            raise UlimitRefused(
-                f"Podman cannot give the container ulimit {name}={wanted or '?'}: the engine's own hard limit is "
-                f"lower. Raise it for the user running podman (limits.conf, or the service that starts it) or set "
-                f"[run] ulimits.{name} in cudaenv.toml (or --ulimit {name}=N) to a value within it", name=name)
+            raise ulimit_refused(name, hard)
         if self._not_found(text):
             raise EngineError(f"no container {container_id!r} (see `cudaenv ps`)")
 
@@ -738,22 +765,9 @@ class PodmanEngine(Engine):
         proc = subprocess.Popen([*self.argv0, "start", "--attach", "--sig-proxy=false", container_id],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
-        assert proc.stdout is not None
         self._attached[container_id] = proc
-        head, held = b"", b""
         try:
-            while True:
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                if len(head) < 4096:
-                    head += chunk[:4096]
-                if not held and head.startswith(b"Error: unable to start container"):
-                    held = chunk  # podman's own refusal, reported below as cudaenv's error
-                    continue
-                on_output(held + chunk)
-                held = b""
-            code = proc.wait()
+            code, head, held = relay_output(proc, on_output, b"Error: unable to start container")
         finally:
             self._attached.pop(container_id, None)
         if container_id in self._auto_removed:  # `start --attach` removed it as it ended (create --rm)
@@ -775,21 +789,8 @@ class PodmanEngine(Engine):
         "Error: ..." before the container was created, or as it failed to start) is cudaenv's error,
         as ``start --attach``'s is; the container's own output and code pass through."""
         proc = self._attached[name]
-        assert proc.stdout is not None
-        head, held = b"", b""
         try:
-            while True:
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                if len(head) < 4096:
-                    head += chunk[:4096]
-                if not held and head.startswith(b"Error: "):
-                    held = chunk  # podman's own refusal, reported below as cudaenv's error
-                    continue
-                on_output(held + chunk)
-                held = b""
-            code = proc.wait()
+            code, _, held = relay_output(proc, on_output, b"Error: ")
             created = os.path.exists(cidfile) and os.path.getsize(cidfile) > 0
         finally:
             self._attached.pop(name, None)
@@ -802,12 +803,7 @@ class PodmanEngine(Engine):
             self._raise_for_gpu_error(text)
             limit = rlimit_refused(text)
             if limit is not None:
-                hard = dict(spec.ulimits).get(limit, (None, None))[1]
-                wanted = "unlimited" if hard in (-1, 2 ** 64 - 1) else (str(hard) if hard is not None else "?")
-                raise UlimitRefused(
-                    f"Podman cannot give the container ulimit {limit}={wanted}: the engine's own hard limit is lower. "
-                    f"Raise it for the user running podman (limits.conf, or the service that starts it) or set "
-                    f"[run] ulimits.{limit} in cudaenv.toml (or --ulimit {limit}=N) to a value within it", name=limit)
+                raise ulimit_refused(limit, dict(spec.ulimits).get(limit, (None, None))[1])
             what = "start" if created else "create"
             raise EngineError(f"could not {what} a container from {spec.image!r}: {text}")
         if held:
