@@ -63,6 +63,17 @@ print(platform.machine(), tag[0].split()[-1], sorted(d.metadata["Name"] for d in
 """
 
 
+def index_env(index, overlay) -> dict[str, str]:
+    """The CLI's environment for a project on the loopback ``index`` (python and framework) and the
+    matrix ``overlay``: none of the caller's cudaenv, uv or pip settings, uv's cache of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "UV_", "PIP_"))}
+    env.update(CUDAENV_MATRIX_PATH=str(overlay), CUDAENV_PYTHON_INDEX=index.url, CUDAENV_FRAMEWORK_INDEX=index.url,
+               UV_CACHE_DIR=str(index.root.with_name(index.root.name + "-uv-cache")))
+    if "CUDAENV_CACHE_DIR" in os.environ:
+        env["CUDAENV_CACHE_DIR"] = os.environ["CUDAENV_CACHE_DIR"]
+    return env
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, arm64_standins):
     index, stop = serve_index(tmp_path_factory.mktemp("arm64-index"))
@@ -86,11 +97,7 @@ def project(tmp_path_factory, arm64_standins):
         "[target]", 'driver = "580.65.06"', 'gpus = ["NVIDIA GH200 480GB"]', "",
         "[build]", 'flavor = "wheels"', f'base_registry = "{arm64_standins.host}"', 'system_packages = ["jq"]', "",
         "[run]", 'command = ["python", "main.py"]', ""]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "UV_", "PIP_"))}
-    env.update(CUDAENV_MATRIX_PATH=str(overlay), CUDAENV_PYTHON_INDEX=index.url, CUDAENV_FRAMEWORK_INDEX=index.url,
-               UV_CACHE_DIR=str(index.root.with_name(index.root.name + "-uv-cache")))
-    if "CUDAENV_CACHE_DIR" in os.environ:
-        env["CUDAENV_CACHE_DIR"] = os.environ["CUDAENV_CACHE_DIR"]
+    env = index_env(index, overlay)
     yield directory, env
     stop()
 

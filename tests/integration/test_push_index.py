@@ -11,31 +11,19 @@ The arm64 image is a cross build here (qemu-user-static, as tests/integration/te
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from functools import partial
 
 import pytest
 import yaml
 
+from tests.integration.test_arm64_image import OVERLAY, index_env  # torch 2.96.0 for x86_64 and aarch64
 from tests.support.cli import cudaenv as run_cli
 from tests.support.package_index import serve_index
 
 pytestmark = [pytest.mark.docker, pytest.mark.registry]
 
 cudaenv = partial(run_cli, timeout=1800)
-OVERLAY = """
-[[release]]
-version = "2.96.0"
-python = ["3.11"]
-source = "test fixture ; read 2026-11-28"
-
-[[release.variant]]
-cuda = "12.8"
-index_url = "https://download.pytorch.org/whl/cu128"
-compute_capabilities = ["9.0"]
-platforms = ["x86_64", "aarch64"]
-"""
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 MANIFESTS = ", ".join([OCI_INDEX, "application/vnd.oci.image.manifest.v1+json",
                        "application/vnd.docker.distribution.manifest.v2+json"])
@@ -57,11 +45,7 @@ def project(tmp_path_factory, arm64_standins):
         "[targets.older]", 'driver = "550.54.15"', 'gpus = ["H100"]', "",
         "[build]", 'flavor = "wheels"', f'base_registry = "{arm64_standins.host}"', "",
         "[run]", 'command = ["python", "-c", "import platform; print(platform.machine())"]', ""]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAENV_", "UV_", "PIP_"))}
-    env.update(CUDAENV_MATRIX_PATH=str(overlay), CUDAENV_PYTHON_INDEX=index.url, CUDAENV_FRAMEWORK_INDEX=index.url,
-               UV_CACHE_DIR=str(index.root.with_name(index.root.name + "-uv-cache")))
-    if "CUDAENV_CACHE_DIR" in os.environ:
-        env["CUDAENV_CACHE_DIR"] = os.environ["CUDAENV_CACHE_DIR"]
+    env = index_env(index, overlay)
     locked = cudaenv("lock", directory, env=env)
     assert locked.returncode == 0, locked.stdout + locked.stderr
     yield directory, env
