@@ -8,7 +8,8 @@ import click
 
 from cudaenv.cli.output import emit_json, json_option
 from cudaenv.cli.stack_options import constraints_from_options, stack_options
-from cudaenv.cli.target import target_name_option, target_options
+from cudaenv.cli.params import target_name_option
+from cudaenv.cli.target import target_options
 from cudaenv.errors import UserError
 from cudaenv.matrix import load_matrix
 

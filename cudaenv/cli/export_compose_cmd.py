@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cudaenv.cli.target import target_name_option
+from cudaenv.cli.params import target_name_option
 
 
 @click.command("compose")

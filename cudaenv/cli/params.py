@@ -82,7 +82,7 @@ class CommandAfterDashes(click.Command):
         return rest
 
 
-def _not_blank(ctx, param, value):
+def not_blank(ctx, param, value):
     import click
 
     values = value if isinstance(value, tuple) else (value,)
@@ -98,9 +98,9 @@ def target_name_option(*, what: str = "this command", multiple: bool = False):
     import click
 
     if multiple:
-        return click.option("--target", "target_names", metavar="NAME", multiple=True, callback=_not_blank,
+        return click.option("--target", "target_names", metavar="NAME", multiple=True, callback=not_blank,
                             help=f"The project's target ([targets.NAME]) {what} serves (repeatable: one each). "
                                  "Needed when the project names several targets.")
-    return click.option("--target", "target_name", metavar="NAME", callback=_not_blank,
+    return click.option("--target", "target_name", metavar="NAME", callback=not_blank,
                         help=f"The project's target ([targets.NAME]) {what} serves. Needed when the project "
                              "names several targets and none is picked from this host.")
