@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, Count, ProjectDirectory
-from cudaenv.cli.params import target_name_option
+from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, Count, ProjectDirectory, target_name_option
 
 
 @click.command("kubernetes", cls=CommandAfterDashes, context_settings={"ignore_unknown_options": True})

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, ProjectDirectory
-from cudaenv.cli.params import target_name_option
+from cudaenv.cli.params import GPU_COUNT, CommandAfterDashes, ProjectDirectory, target_name_option
 
 
 @click.command("slurm", cls=CommandAfterDashes, context_settings={"ignore_unknown_options": True})
